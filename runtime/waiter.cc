@@ -35,8 +35,12 @@ WaitPolicy WaitPolicy::for_threads(int threads) {
   // The spin is short: a peer that is running answers within a microsecond or
   // two, and on a shared machine a peer may not be running at all (another
   // process holds its core), when every microsecond spun is lost.
+  // The yield budget covers a few rounds of every thread on a core getting its
+  // turn (a context switch is 2-3 us in a VM): a waiter that blocks too early
+  // turns each meeting into futex wakes, which cost more than the switches.
   if (threads <= hardware_cores()) return {.spin_ns = 4'000, .yield_ns = 100'000};
-  return {.spin_ns = 0, .yield_ns = 20'000};
+  const int per_core = (threads + hardware_cores() - 1) / hardware_cores();
+  return {.spin_ns = 0, .yield_ns = std::max<int64_t>(20'000, int64_t{5'000} * per_core)};
 }
 
 WaitPolicy WaitPolicy::idle_after(int threads) {
