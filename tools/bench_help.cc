@@ -72,6 +72,13 @@ large sizes (the header prints it at S_max):
                       pbroadcast are zero-copy (the result shares the source's
                       storage), so they time the meeting, not a copy, and
                       their algbw is not a memory bandwidth.
+Small sizes are bound by meetings, not bytes. The header also measures the
+meeting floor on D threads, D = the mesh's devices: the time of one episode
+of a yield barrier (a shared counter; waiters spin while every thread has a
+core, else call sched_yield; they never block), the cheapest way for D
+threads to meet on this machine, and of std::barrier for comparison. Any
+collective meets at least once, so its time at small S is at least one such
+episode: with more devices than cores, D / cores context switches per core.
 
 Inputs hold small integers, exact in every dtype, so a correct result is
 bitwise equal to the reference computed sequentially on the host from all
@@ -79,7 +86,7 @@ devices' inputs.
 
 Output: --format table prints '#' header lines (machine: hostname, nproc, CPU
 model; devices, mesh, axes, dtype, op, iters / warmup; the memcpy reference
-and floor), the table, then the total of wrong elements and the mean busbw.
+and floor; the meeting floor), the table, then the total of wrong elements and the mean busbw.
 csv prints the same '#' lines, then a header row and one line per size.
 json prints one object with the same fields and a "rows" array. Rows appear
 as each size finishes; a progress line updates on stderr (when it is a

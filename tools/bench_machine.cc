@@ -38,41 +38,133 @@ MachineInfo machine_info() {
   return info;
 }
 
-MemcpyReference measure_memcpy(size_t bytes, int threads, int repeats) {
-  using Clock = std::chrono::steady_clock;
-  const size_t copies = std::max<size_t>(1, kMemcpyRunBytes / bytes);
-  const auto size = static_cast<int64_t>(bytes);
-  const Array src = Array::full({size}, DType::kUInt8, 1);
-  Array dst = Array::zeros({size}, DType::kUInt8);
-  const std::byte* const from = src.bytes();
-  std::byte* const to = dst.mutable_bytes();
-  std::vector<double> runs(repeats);
-  std::barrier sync(threads);
-  const auto copy_part = [&](int t) {
-    const size_t begin = bytes * t / threads;
-    const size_t end = bytes * (t + 1) / threads;
-    for (int run = 0; run < repeats; ++run) {
-      sync.arrive_and_wait();
-      const Clock::time_point start = Clock::now();
-      for (size_t c = 0; c < copies; ++c) {
-        std::memcpy(to + begin, from + begin, end - begin);
-        asm volatile("" ::: "memory");  // every copy happens: none is a dead store
-      }
-      sync.arrive_and_wait();
-      if (t == 0) runs[run] = std::chrono::duration<double>(Clock::now() - start).count();
-    }
-  };
-  {
-    std::vector<std::jthread> helpers;
-    for (int t = 1; t < threads; ++t) helpers.emplace_back(copy_part, t);
-    copy_part(0);
+MemcpyRunner::MemcpyRunner(size_t bytes, int threads)
+    : bytes_(bytes),
+      threads_(threads),
+      from_(Array::empty({static_cast<int64_t>(bytes)}, DType::kUInt8)),
+      to_(Array::zeros({static_cast<int64_t>(bytes)}, DType::kUInt8)),
+      to_bytes_(to_.mutable_bytes()),
+      start_(threads),
+      done_(threads) {
+  std::byte* const from = from_.mutable_bytes();
+  for (size_t i = 0; i < bytes; ++i) from[i] = static_cast<std::byte>(i % 251);
+  for (int part = 1; part < threads; ++part) helpers_.emplace_back([this, part] { helper_loop(part); });
+}
+
+MemcpyRunner::~MemcpyRunner() {
+  stop_ = true;  // published to the helpers by the barrier
+  start_.arrive_and_wait();
+}
+
+void MemcpyRunner::copy_part(int part) {
+  const size_t begin = bytes_ * part / threads_;
+  const size_t end = bytes_ * (part + 1) / threads_;
+  const std::byte* const from = from_.bytes();
+  std::byte* const to = to_bytes_;
+  for (size_t c = 0; c < copies_; ++c) {
+    std::memcpy(to + begin, from + begin, end - begin);
+    asm volatile("" ::: "memory");  // every copy happens: none is a dead store
   }
+}
+
+void MemcpyRunner::helper_loop(int part) {
+  for (;;) {
+    start_.arrive_and_wait();
+    if (stop_) return;
+    copy_part(part);
+    done_.arrive_and_wait();
+  }
+}
+
+double MemcpyRunner::run(size_t copies) {
+  using Clock = std::chrono::steady_clock;
+  copies_ = copies;
+  const Clock::time_point start = Clock::now();
+  start_.arrive_and_wait();
+  copy_part(0);
+  done_.arrive_and_wait();
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+MemcpyReference measure_memcpy(size_t bytes, int threads, int repeats) {
+  const size_t copies = std::max<size_t>(1, kMemcpyRunBytes / bytes);
+  MemcpyRunner runner(bytes, threads);
+  runner.run(1);  // warm: caches, TLB, helper threads running
+  std::vector<double> runs(repeats);
+  for (double& seconds : runs) seconds = runner.run(copies);
   std::sort(runs.begin(), runs.end());
   return {.bytes = bytes,
           .threads = threads,
           .repeats = repeats,
           .copies_per_run = copies,
           .seconds = runs[runs.size() / 2]};
+}
+
+YieldBarrier::YieldBarrier(int threads)
+    : threads_(threads), spin_(threads <= static_cast<int>(std::thread::hardware_concurrency())) {}
+
+void YieldBarrier::arrive_and_wait() {
+  const uint32_t generation = generation_.load(std::memory_order_acquire);
+  if (arrived_.fetch_add(1, std::memory_order_acq_rel) + 1 == threads_) {
+    arrived_.store(0, std::memory_order_relaxed);  // nobody arrives before the release below
+    generation_.fetch_add(1, std::memory_order_release);
+    return;
+  }
+  while (generation_.load(std::memory_order_acquire) == generation) {
+    if (spin_) {
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#endif
+    } else {
+      sched_yield();
+    }
+  }
+}
+
+namespace {
+
+// Microseconds per episode of `barrier` over `episodes` episodes on `threads`
+// threads, timed by thread 0 after one untimed episode (all threads running).
+template <class Barrier>
+double episode_us(Barrier& barrier, int threads, int episodes) {
+  using Clock = std::chrono::steady_clock;
+  double seconds = 0;
+  const auto body = [&](int t) {
+    barrier.arrive_and_wait();
+    const Clock::time_point start = Clock::now();
+    for (int e = 0; e < episodes; ++e) barrier.arrive_and_wait();
+    if (t == 0) seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  };
+  {
+    std::vector<std::jthread> others;
+    for (int t = 1; t < threads; ++t) others.emplace_back(body, t);
+    body(0);
+  }
+  return seconds / episodes * 1e6;
+}
+
+// The median of 3 runs of about 20 ms each (at least 10 episodes), on fresh
+// threads and a fresh barrier each.
+template <class Barrier>
+double median_episode_us(int threads) {
+  Barrier probe(threads);
+  const double probe_us = episode_us(probe, threads, 10);
+  const int episodes = std::max(10, static_cast<int>(20'000 / std::max(probe_us, 0.05)));
+  std::vector<double> runs;
+  for (int run = 0; run < 3; ++run) {
+    Barrier barrier(threads);
+    runs.push_back(episode_us(barrier, threads, episodes));
+  }
+  std::sort(runs.begin(), runs.end());
+  return runs[1];
+}
+
+}  // namespace
+
+MeetingFloor measure_meeting_floor(int threads) {
+  return {.threads = threads,
+          .yield_barrier_us = median_episode_us<YieldBarrier>(threads),
+          .std_barrier_us = median_episode_us<std::barrier<>>(threads)};
 }
 
 }  // namespace meshsim::cli

@@ -1,10 +1,20 @@
 #pragma once
-// What the header of `meshsim bench` says about the machine, and the memcpy
-// reference every table carries, so that a time can be read against what
-// this machine's memory can do at all.
+// What the machine can do at all, measured in the same run as what is read
+// against it: the memcpy bandwidth every `meshsim bench` table and every
+// bandwidth benchmark in bench/ carries, and the cheapest meeting of n threads
+// that small-collective latency is read against; plus what the header of
+// `meshsim bench` says about the machine.
 
+#include <atomic>
+#include <barrier>
 #include <cstddef>
+#include <cstdint>
+#include <span>
 #include <string>
+#include <thread>
+#include <vector>
+
+#include "runtime/array.h"
 
 namespace meshsim::cli {
 
@@ -27,13 +37,72 @@ struct MemcpyReference {
   }
 };
 
-// Copies `bytes` between two buffers with `threads` threads (contiguous
-// parts, persistent threads released together by a barrier), `repeats` runs,
-// and keeps the median run. A run repeats the copy until it has moved
-// kMemcpyRunBytes, so that small sizes measure copying, not the barrier.
-// Both buffers are written once beforehand, so page faults are not timed.
-// Allocates 2 x `bytes`.
+// A plain memcpy of `bytes` between two buffers in `threads` contiguous parts:
+// the bandwidth every data-moving benchmark (here and in bench/) is read
+// against. The helper threads are started once and wait on a barrier between
+// runs, so a run times copying, not thread starts. Both buffers are written
+// once up front, so page faults are not timed. Allocates 2 x `bytes`.
+class MemcpyRunner {
+ public:
+  MemcpyRunner(size_t bytes, int threads);
+  ~MemcpyRunner();
+  MemcpyRunner(const MemcpyRunner&) = delete;
+  MemcpyRunner& operator=(const MemcpyRunner&) = delete;
+
+  size_t bytes() const { return bytes_; }
+  int threads() const { return threads_; }
+  // Copies the source to the destination `copies` times; returns wall seconds.
+  double run(size_t copies = 1);
+  // The destination (for tests: after run(), a copy of the source, which holds
+  // byte i = i % 251).
+  std::span<const std::byte> destination() const { return {to_.bytes(), bytes_}; }
+
+ private:
+  void copy_part(int part);
+  void helper_loop(int part);
+
+  size_t bytes_;
+  int threads_;
+  Array from_, to_;  // Array storage: the allocator the benchmarked code uses
+  std::byte* to_bytes_;
+  size_t copies_ = 0;
+  bool stop_ = false;
+  std::barrier<> start_, done_;
+  std::vector<std::jthread> helpers_;
+};
+
+// The median of `repeats` runs of a MemcpyRunner, each run repeating the copy
+// until it has moved kMemcpyRunBytes, so that small sizes measure copying, not
+// the barrier.
 inline constexpr size_t kMemcpyRunBytes = size_t{16} << 20;
 MemcpyReference measure_memcpy(size_t bytes, int threads = 2, int repeats = 5);
+
+// The cheapest meeting of `threads` threads: one shared counter; waiters spin
+// while every thread can have a core of its own and call sched_yield when
+// threads outnumber cores; they never block. Every collective needs at least
+// one meeting, so a small collective cannot be faster than one episode of this
+// barrier on the same threads: with more threads than cores, an episode costs
+// at least threads / cores context switches per core.
+class YieldBarrier {
+ public:
+  explicit YieldBarrier(int threads);
+  void arrive_and_wait();
+
+ private:
+  const int threads_;
+  const bool spin_;
+  alignas(64) std::atomic<int> arrived_{0};
+  alignas(64) std::atomic<uint32_t> generation_{0};
+};
+
+// Episode times of YieldBarrier and std::barrier on `threads` fresh threads
+// (each the median of 3 runs of about 20 ms): the reference a small
+// collective's latency is read against.
+struct MeetingFloor {
+  int threads = 0;
+  double yield_barrier_us = 0;
+  double std_barrier_us = 0;
+};
+MeetingFloor measure_meeting_floor(int threads);
 
 }  // namespace meshsim::cli

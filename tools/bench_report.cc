@@ -38,6 +38,9 @@ std::vector<std::string> header_lines(const ReportHeader& h) {
       h.floor_us > 0 ? fmt::format("# floor at S = {} B: {} / memcpy = {:.2f} us", h.memcpy.bytes,
                                    c.floor_formula, h.floor_us)
                      : fmt::format("# floor: {}", c.floor_formula),
+      fmt::format("# meeting floor: {} threads, yield barrier {:.2f} us, std::barrier {:.2f} us "
+                  "per episode",
+                  h.meeting.threads, h.meeting.yield_barrier_us, h.meeting.std_barrier_us),
   };
 }
 
@@ -169,6 +172,9 @@ class JsonWriter : public ReportWriter {
          << ", \"gbps\": " << json_number(h.memcpy.gbps()) << "},\n"
          << "  \"floor\": {\"formula\": " << json_string(c.floor_formula)
          << ", \"bytes\": " << h.memcpy.bytes << ", \"us\": " << json_number(h.floor_us) << "},\n"
+         << "  \"meeting_floor\": {\"threads\": " << h.meeting.threads
+         << ", \"yield_barrier_us\": " << json_number(h.meeting.yield_barrier_us)
+         << ", \"std_barrier_us\": " << json_number(h.meeting.std_barrier_us) << "},\n"
          << "  \"rows\": [" << std::flush;
   }
 

@@ -20,6 +20,7 @@ struct ReportHeader {
   const BenchOptions* options = nullptr;
   MemcpyReference memcpy;
   double floor_us = 0;  // the collective's floor at memcpy.bytes (0: none)
+  MeetingFloor meeting;  // the small-size floor: one meeting of every device thread
 };
 
 struct ReportSummary {

@@ -52,8 +52,10 @@ int run_bench(const BenchOptions& options, std::ostream& out, std::ostream* prog
                         : std::vector<size_t>{1};
   const size_t reference_bytes = collective.sweeps ? sizes.back() : options.max_bytes;
 
-  ReportHeader header{
-      .machine = machine_info(), .options = &options, .memcpy = measure_memcpy(reference_bytes)};
+  ReportHeader header{.machine = machine_info(),
+                      .options = &options,
+                      .memcpy = measure_memcpy(reference_bytes),
+                      .meeting = measure_meeting_floor(options.mesh.size())};
   if (header.memcpy.gbps() > 0) {
     header.floor_us =
         collective.floor_bytes(options.mesh.size(), static_cast<double>(reference_bytes)) /
