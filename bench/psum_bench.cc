@@ -1,6 +1,16 @@
-// psum on a 1-axis mesh: one float32 (the latency of a meeting: the direct
-// all-reduce's small, leader path) and 16 MiB float32 per device (its large,
-// reduce-scatter + all-gather path, reported as bandwidth).
+// psum on a 1-axis mesh, each next to the floor it is read against, measured
+// in the same run:
+// - BM_PsumLatency, one float32: the latency of a meeting (the direct
+//   all-reduce's leader path). Floor: an episode of cli::YieldBarrier, the
+//   cheapest meeting of the same threads (spin on a shared counter, or
+//   sched_yield when threads outnumber cores; never block), and, for
+//   comparison, an episode of std::barrier. Both run on the device threads
+//   themselves, in the same launch as the psums.
+// - BM_PsumBandwidth, 16 MiB float32 per device on 8 devices: the reduce-
+//   scatter + all-gather path. Floor: the memory traffic of any all-reduce
+//   that reads n inputs and writes n outputs, 2·n·S bytes, at the bandwidth
+//   of a 2-thread memcpy of S bytes (cli::measure_memcpy) measured right
+//   after.
 //
 // Timing method. A launch costs far more than a small psum, so launches are
 // not timed. Each benchmark run is one launch, driven by
@@ -10,68 +20,157 @@
 // steady clock and the host hands it to SetIterationTime (UseManualTime,
 // a wall-clock time), so a row reads "time per psum". Device 0's loop is the
 // group's: a psum returns only after every member has entered it.
+//
+// Counters: algbw = S / t and busbw = algbw · 2(n-1)/n (nccl-tests); floor_us
+// and vs_floor = t / floor (1.0 = at the floor); for latency rows also
+// std_barrier_us and vs_std_barrier = t / std::barrier episode.
 
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
+#include <barrier>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "bench_util.h"
 #include "meshsim.h"
+#include "tools/bench_machine.h"
 
 namespace meshsim {
 namespace {
 
-void BM_Psum(benchmark::State& state) {
-  const int n = static_cast<int>(state.range(0));
-  const int64_t elements = state.range(1);
-  Runtime rt(n);
-  const Mesh mesh = Mesh::make({{"x", n}});
-  // One input per device (not one shared buffer), as on a real mesh.
-  std::vector<Array> inputs;
-  for (int p = 0; p < n; ++p) inputs.push_back(Array::full({elements}, DType::kFloat32, 1.0));
-
+struct PsumRun {
+  double psum_seconds = 0;  // for `count` psums
   float first_result = 0;
-  while (state.KeepRunningBatch(state.max_iterations)) {
-    const int64_t count = state.max_iterations;
-    double seconds = 0;
-    rt.launch(mesh, [&](DeviceContext& ctx) {
-      const Array& x = inputs[ctx.position()];
-      Array out = psum(ctx, x, "x");  // warm-up
-      const auto start = bench::Clock::now();
-      for (int64_t i = 0; i < count; ++i) out = psum(ctx, x, "x");
-      if (ctx.position() == 0) {
-        seconds = bench::seconds_since(start);
-        first_result = out.span<float>()[0];
-      }
-    });
-    state.SetIterationTime(seconds);
-  }
-  if (first_result != static_cast<float>(n)) {
-    state.SkipWithError(("psum of ones gave " + std::to_string(first_result) + ", expected " +
-                         std::to_string(n))
-                            .c_str());
-    return;
-  }
+};
 
-  // nccl-tests convention: algbw = S / t for S bytes per device; busbw scales
-  // it by 2(n-1)/n, the share of S every device must send and receive in an
-  // all-reduce, so that busbw is comparable across group sizes.
-  const double bytes = static_cast<double>(inputs[0].nbytes());
+// One launch of `count` timed psums of `inputs[p]` on device p; `before`
+// runs on every device first, in the same launch (may be empty).
+template <class Before>
+PsumRun run_psums(Runtime& rt, const Mesh& mesh, const std::vector<Array>& inputs, int64_t count,
+                  Before&& before) {
+  PsumRun run;
+  rt.launch(mesh, [&](DeviceContext& ctx) {
+    const Array& x = inputs[ctx.position()];
+    Array out = psum(ctx, x, "x");  // warm-up
+    before(ctx);
+    const auto start = bench::Clock::now();
+    for (int64_t i = 0; i < count; ++i) out = psum(ctx, x, "x");
+    if (ctx.position() == 0) {
+      run.psum_seconds = bench::seconds_since(start);
+      run.first_result = out.span<float>()[0];
+    }
+  });
+  return run;
+}
+
+bool check_sum(benchmark::State& state, float got, int n) {
+  if (got == static_cast<float>(n)) return true;
+  state.SkipWithError(
+      ("psum of ones gave " + std::to_string(got) + ", expected " + std::to_string(n)).c_str());
+  return false;
+}
+
+void set_bandwidth_counters(benchmark::State& state, double bytes, int n) {
   const double iterations = static_cast<double>(state.iterations());
   state.counters["algbw"] = benchmark::Counter(bytes * iterations, benchmark::Counter::kIsRate);
   state.counters["busbw"] = benchmark::Counter(bytes * iterations * 2 * (n - 1) / n,
                                                benchmark::Counter::kIsRate);
 }
 
+std::vector<Array> ones(int n, int64_t elements) {
+  // One input per device (not one shared buffer), as on a real mesh.
+  std::vector<Array> inputs;
+  for (int p = 0; p < n; ++p) inputs.push_back(Array::full({elements}, DType::kFloat32, 1.0));
+  return inputs;
+}
+
+void BM_PsumLatency(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  Runtime rt(n);
+  const Mesh mesh = Mesh::make({{"x", n}});
+  const std::vector<Array> inputs = ones(n, 1);
+
+  double psum_seconds = 0, yield_seconds = 0, std_seconds = 0;
+  int64_t psums = 0, episodes = 0;
+  float first_result = 0;
+  while (state.KeepRunningBatch(state.max_iterations)) {
+    const int64_t count = state.max_iterations;
+    // Fewer reference episodes than psums: std::barrier blocks on a futex and
+    // can be 15x slower than a psum, which would make the row crawl.
+    const int64_t references = std::max<int64_t>(50, count / 16);
+    cli::YieldBarrier yield_barrier(n);
+    std::barrier<> std_barrier(n);
+    double yield_run = 0, std_run = 0;
+    const PsumRun run = run_psums(rt, mesh, inputs, count, [&](DeviceContext& ctx) {
+      auto start = bench::Clock::now();
+      for (int64_t e = 0; e < references; ++e) yield_barrier.arrive_and_wait();
+      if (ctx.position() == 0) yield_run = bench::seconds_since(start);
+      yield_barrier.arrive_and_wait();  // everyone is out of the yield loop
+      start = bench::Clock::now();
+      for (int64_t e = 0; e < references; ++e) std_barrier.arrive_and_wait();
+      if (ctx.position() == 0) std_run = bench::seconds_since(start);
+    });
+    state.SetIterationTime(run.psum_seconds);
+    psum_seconds += run.psum_seconds;
+    psums += count;
+    yield_seconds += yield_run;
+    std_seconds += std_run;
+    episodes += references;
+    first_result = run.first_result;
+  }
+  if (!check_sum(state, first_result, n)) return;
+
+  set_bandwidth_counters(state, sizeof(float), n);
+  const double psum_us = psum_seconds / static_cast<double>(psums) * 1e6;
+  const double floor_us = yield_seconds / static_cast<double>(episodes) * 1e6;
+  const double std_barrier_us = std_seconds / static_cast<double>(episodes) * 1e6;
+  state.counters["floor_us"] = floor_us;
+  state.counters["vs_floor"] = psum_us / floor_us;
+  state.counters["std_barrier_us"] = std_barrier_us;
+  state.counters["vs_std_barrier"] = psum_us / std_barrier_us;
+}
+
+BENCHMARK(BM_PsumLatency)
+    ->ArgName("devices")
+    ->Arg(2)
+    ->Arg(8)
+    ->Arg(64)
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
+
+void BM_PsumBandwidth(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  const int64_t elements = state.range(1);
+  const size_t bytes = static_cast<size_t>(elements) * sizeof(float);
+  Runtime rt(n);
+  const Mesh mesh = Mesh::make({{"x", n}});
+  const std::vector<Array> inputs = ones(n, elements);
+
+  double psum_seconds = 0, floor_seconds = 0;
+  float first_result = 0;
+  while (state.KeepRunningBatch(state.max_iterations)) {
+    const int64_t count = state.max_iterations;
+    const PsumRun run = run_psums(rt, mesh, inputs, count, [](DeviceContext&) {});
+    state.SetIterationTime(run.psum_seconds);
+    psum_seconds += run.psum_seconds;
+    // 2·n·S bytes per psum at the memcpy bandwidth of this moment.
+    const double gbps = cli::measure_memcpy(bytes).gbps();
+    floor_seconds += static_cast<double>(count) * 2.0 * n * static_cast<double>(bytes) / (gbps * 1e9);
+    first_result = run.first_result;
+  }
+  if (!check_sum(state, first_result, n)) return;
+
+  set_bandwidth_counters(state, static_cast<double>(bytes), n);
+  state.counters["floor_us"] = floor_seconds / static_cast<double>(state.iterations()) * 1e6;
+  state.counters["vs_floor"] = psum_seconds / floor_seconds;
+}
+
 constexpr int64_t kLargeFloats = (int64_t{16} << 20) / sizeof(float);  // 16 MiB
 
-BENCHMARK(BM_Psum)
+BENCHMARK(BM_PsumBandwidth)
     ->ArgNames({"devices", "floats"})
-    ->Args({2, 1})
-    ->Args({8, 1})
-    ->Args({64, 1})
     ->Args({8, kLargeFloats})
     ->UseManualTime()
     ->Unit(benchmark::kMicrosecond);
