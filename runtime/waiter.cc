@@ -69,6 +69,13 @@ uint32_t Waiter::wait_slow(const WaitWord& word, FunctionRef<bool(uint32_t)> don
   };
   uint32_t value;
   if (check(value)) return value;
+  // With more threads than cores, one yield is usually enough (the peers run
+  // meanwhile): try it before reading the clock, which after a context switch
+  // costs a cache miss or two.
+  if (policy_.spin_ns == 0 && policy_.yield_ns > 0) {
+    sched_yield();
+    if (check(value)) return value;
+  }
 
   const auto start = Clock::now();
   const auto spin_end = start + std::chrono::nanoseconds(policy_.spin_ns);
