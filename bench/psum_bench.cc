@@ -4,8 +4,9 @@
 //   all-reduce's leader path). Floor: an episode of cli::YieldBarrier, the
 //   cheapest meeting of the same threads (spin on a shared counter, or
 //   sched_yield when threads outnumber cores; never block), and, for
-//   comparison, an episode of std::barrier. Both run on the device threads
-//   themselves, in the same launch as the psums.
+//   comparison, an episode of std::barrier. Both run on the same runtime's
+//   device threads right after the psums (cli::measure_meeting_floor, as in
+//   the header of `meshsim bench`).
 // - BM_PsumBandwidth, 16 MiB float32 per device on 8 devices: the reduce-
 //   scatter + all-gather path. Floor: the memory traffic of any all-reduce
 //   that reads n inputs and writes n outputs, 2·n·S bytes, at the bandwidth
@@ -28,7 +29,6 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
-#include <barrier>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -45,16 +45,12 @@ struct PsumRun {
   float first_result = 0;
 };
 
-// One launch of `count` timed psums of `inputs[p]` on device p; `before`
-// runs on every device first, in the same launch (may be empty).
-template <class Before>
-PsumRun run_psums(Runtime& rt, const Mesh& mesh, const std::vector<Array>& inputs, int64_t count,
-                  Before&& before) {
+// One launch of `count` timed psums of `inputs[p]` on device p.
+PsumRun run_psums(Runtime& rt, const Mesh& mesh, const std::vector<Array>& inputs, int64_t count) {
   PsumRun run;
   rt.launch(mesh, [&](DeviceContext& ctx) {
     const Array& x = inputs[ctx.position()];
     Array out = psum(ctx, x, "x");  // warm-up
-    before(ctx);
     const auto start = bench::Clock::now();
     for (int64_t i = 0; i < count; ++i) out = psum(ctx, x, "x");
     if (ctx.position() == 0) {
@@ -92,44 +88,23 @@ void BM_PsumLatency(benchmark::State& state) {
   const Mesh mesh = Mesh::make({{"x", n}});
   const std::vector<Array> inputs = ones(n, 1);
 
-  double psum_seconds = 0, yield_seconds = 0, std_seconds = 0;
-  int64_t psums = 0, episodes = 0;
+  double psum_seconds = 0;
   float first_result = 0;
   while (state.KeepRunningBatch(state.max_iterations)) {
-    const int64_t count = state.max_iterations;
-    // Fewer reference episodes than psums: std::barrier blocks on a futex and
-    // can be 15x slower than a psum, which would make the row crawl.
-    const int64_t references = std::max<int64_t>(50, count / 16);
-    cli::YieldBarrier yield_barrier(n);
-    std::barrier<> std_barrier(n);
-    double yield_run = 0, std_run = 0;
-    const PsumRun run = run_psums(rt, mesh, inputs, count, [&](DeviceContext& ctx) {
-      auto start = bench::Clock::now();
-      for (int64_t e = 0; e < references; ++e) yield_barrier.arrive_and_wait();
-      if (ctx.position() == 0) yield_run = bench::seconds_since(start);
-      yield_barrier.arrive_and_wait();  // everyone is out of the yield loop
-      start = bench::Clock::now();
-      for (int64_t e = 0; e < references; ++e) std_barrier.arrive_and_wait();
-      if (ctx.position() == 0) std_run = bench::seconds_since(start);
-    });
+    const PsumRun run = run_psums(rt, mesh, inputs, state.max_iterations);
     state.SetIterationTime(run.psum_seconds);
     psum_seconds += run.psum_seconds;
-    psums += count;
-    yield_seconds += yield_run;
-    std_seconds += std_run;
-    episodes += references;
     first_result = run.first_result;
   }
   if (!check_sum(state, first_result, n)) return;
 
   set_bandwidth_counters(state, sizeof(float), n);
-  const double psum_us = psum_seconds / static_cast<double>(psums) * 1e6;
-  const double floor_us = yield_seconds / static_cast<double>(episodes) * 1e6;
-  const double std_barrier_us = std_seconds / static_cast<double>(episodes) * 1e6;
-  state.counters["floor_us"] = floor_us;
-  state.counters["vs_floor"] = psum_us / floor_us;
-  state.counters["std_barrier_us"] = std_barrier_us;
-  state.counters["vs_std_barrier"] = psum_us / std_barrier_us;
+  const double psum_us = psum_seconds / static_cast<double>(state.iterations()) * 1e6;
+  const cli::MeetingFloor floor = cli::measure_meeting_floor(rt, mesh);
+  state.counters["floor_us"] = floor.yield_barrier_us;
+  state.counters["vs_floor"] = psum_us / floor.yield_barrier_us;
+  state.counters["std_barrier_us"] = floor.std_barrier_us;
+  state.counters["vs_std_barrier"] = psum_us / floor.std_barrier_us;
 }
 
 BENCHMARK(BM_PsumLatency)
@@ -152,7 +127,7 @@ void BM_PsumBandwidth(benchmark::State& state) {
   float first_result = 0;
   while (state.KeepRunningBatch(state.max_iterations)) {
     const int64_t count = state.max_iterations;
-    const PsumRun run = run_psums(rt, mesh, inputs, count, [](DeviceContext&) {});
+    const PsumRun run = run_psums(rt, mesh, inputs, count);
     state.SetIterationTime(run.psum_seconds);
     psum_seconds += run.psum_seconds;
     // 2·n·S bytes per psum at the memcpy bandwidth of this moment.

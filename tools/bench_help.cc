@@ -73,7 +73,8 @@ large sizes (the header prints it at S_max):
                       storage), so they time the meeting, not a copy, and
                       their algbw is not a memory bandwidth.
 Small sizes are bound by meetings, not bytes. The header also measures the
-meeting floor on D threads, D = the mesh's devices: the time of one episode
+meeting floor on the D device threads of the run (D = the mesh's devices,
+before the sweep, in launches of their own): the time of one episode
 of a yield barrier (a shared counter; waiters spin while every thread has a
 core, else call sched_yield; they never block), the cheapest way for D
 threads to meet on this machine, and of std::barrier for comparison. Any

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "runtime/array.h"
+#include "runtime/device_context.h"
 
 namespace meshsim::cli {
 
@@ -123,48 +124,40 @@ void YieldBarrier::arrive_and_wait() {
 
 namespace {
 
-// Microseconds per episode of `barrier` over `episodes` episodes on `threads`
-// threads, timed by thread 0 after one untimed episode (all threads running).
+// Microseconds per episode of `barrier` over `episodes` episodes, run by the
+// devices of `mesh` in one launch, timed by the first device after one
+// untimed episode (so all devices are running).
 template <class Barrier>
-double episode_us(Barrier& barrier, int threads, int episodes) {
+double episode_us(Runtime& runtime, const Mesh& mesh, int episodes) {
   using Clock = std::chrono::steady_clock;
+  Barrier barrier(mesh.size());
   double seconds = 0;
-  const auto body = [&](int t) {
+  runtime.launch(mesh, [&](DeviceContext& ctx) {
     barrier.arrive_and_wait();
     const Clock::time_point start = Clock::now();
     for (int e = 0; e < episodes; ++e) barrier.arrive_and_wait();
-    if (t == 0) seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  };
-  {
-    std::vector<std::jthread> others;
-    for (int t = 1; t < threads; ++t) others.emplace_back(body, t);
-    body(0);
-  }
+    if (ctx.position() == 0) seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  });
   return seconds / episodes * 1e6;
 }
 
-// The median of 3 runs of about 20 ms each (at least 10 episodes), on fresh
-// threads and a fresh barrier each.
+// The median of 3 launches of about 20 ms each (at least 10 episodes).
 template <class Barrier>
-double median_episode_us(int threads) {
-  Barrier probe(threads);
-  const double probe_us = episode_us(probe, threads, 10);
+double median_episode_us(Runtime& runtime, const Mesh& mesh) {
+  const double probe_us = episode_us<Barrier>(runtime, mesh, 10);
   const int episodes = std::max(10, static_cast<int>(20'000 / std::max(probe_us, 0.05)));
   std::vector<double> runs;
-  for (int run = 0; run < 3; ++run) {
-    Barrier barrier(threads);
-    runs.push_back(episode_us(barrier, threads, episodes));
-  }
+  for (int run = 0; run < 3; ++run) runs.push_back(episode_us<Barrier>(runtime, mesh, episodes));
   std::sort(runs.begin(), runs.end());
   return runs[1];
 }
 
 }  // namespace
 
-MeetingFloor measure_meeting_floor(int threads) {
-  return {.threads = threads,
-          .yield_barrier_us = median_episode_us<YieldBarrier>(threads),
-          .std_barrier_us = median_episode_us<std::barrier<>>(threads)};
+MeetingFloor measure_meeting_floor(Runtime& runtime, const Mesh& mesh) {
+  return {.threads = mesh.size(),
+          .yield_barrier_us = median_episode_us<YieldBarrier>(runtime, mesh),
+          .std_barrier_us = median_episode_us<std::barrier<>>(runtime, mesh)};
 }
 
 }  // namespace meshsim::cli

@@ -14,7 +14,9 @@
 #include <thread>
 #include <vector>
 
+#include "mesh/mesh.h"
 #include "runtime/array.h"
+#include "runtime/runtime.h"
 
 namespace meshsim::cli {
 
@@ -95,14 +97,14 @@ class YieldBarrier {
   alignas(64) std::atomic<uint32_t> generation_{0};
 };
 
-// Episode times of YieldBarrier and std::barrier on `threads` fresh threads
-// (each the median of 3 runs of about 20 ms): the reference a small
-// collective's latency is read against.
+// Episode times of YieldBarrier and std::barrier run by the device threads of
+// `runtime` on `mesh` (each the median of 3 launches of about 20 ms): the
+// reference a small collective's latency on the same threads is read against.
 struct MeetingFloor {
   int threads = 0;
   double yield_barrier_us = 0;
   double std_barrier_us = 0;
 };
-MeetingFloor measure_meeting_floor(int threads);
+MeetingFloor measure_meeting_floor(Runtime& runtime, const Mesh& mesh);
 
 }  // namespace meshsim::cli

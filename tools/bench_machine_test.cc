@@ -77,8 +77,9 @@ TEST(YieldBarrier, HoldsWithMoreThreadsThanCores) {
   expect_barrier_holds(64, 20);
 }
 
-TEST(MeasureMeetingFloor, ReportsBothBarriersForTheThreadCount) {
-  const MeetingFloor floor = measure_meeting_floor(4);
+TEST(MeasureMeetingFloor, ReportsBothBarriersOnTheMeshDevices) {
+  Runtime runtime(6);
+  const MeetingFloor floor = measure_meeting_floor(runtime, Mesh::make({{"x", 2}, {"y", 2}}));
   EXPECT_EQ(floor.threads, 4);
   EXPECT_GT(floor.yield_barrier_us, 0.0);
   EXPECT_GT(floor.std_barrier_us, 0.0);

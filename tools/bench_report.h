@@ -19,8 +19,8 @@ struct ReportHeader {
   MachineInfo machine;
   const BenchOptions* options = nullptr;
   MemcpyReference memcpy;
-  double floor_us = 0;  // the collective's floor at memcpy.bytes (0: none)
   MeetingFloor meeting;  // the small-size floor: one meeting of every device thread
+  double floor_us = 0;   // the collective's floor at memcpy.bytes (0: none)
 };
 
 struct ReportSummary {

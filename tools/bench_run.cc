@@ -52,10 +52,14 @@ int run_bench(const BenchOptions& options, std::ostream& out, std::ostream* prog
                         : std::vector<size_t>{1};
   const size_t reference_bytes = collective.sweeps ? sizes.back() : options.max_bytes;
 
+  RuntimeOptions runtime_options;
+  runtime_options.launch_timeout = options.timeout;
+  Runtime runtime(options.mesh.size(), runtime_options);
+
   ReportHeader header{.machine = machine_info(),
                       .options = &options,
                       .memcpy = measure_memcpy(reference_bytes),
-                      .meeting = measure_meeting_floor(options.mesh.size())};
+                      .meeting = measure_meeting_floor(runtime, options.mesh)};
   if (header.memcpy.gbps() > 0) {
     header.floor_us =
         collective.floor_bytes(options.mesh.size(), static_cast<double>(reference_bytes)) /
@@ -63,10 +67,6 @@ int run_bench(const BenchOptions& options, std::ostream& out, std::ostream* prog
   }
   const std::unique_ptr<ReportWriter> writer = make_report_writer(options.format, out);
   writer->begin(header);
-
-  RuntimeOptions runtime_options;
-  runtime_options.launch_timeout = options.timeout;
-  Runtime runtime(options.mesh.size(), runtime_options);
   ProgressLine line(progress);
   ReportSummary summary;
   if (options.check) summary.wrong = 0;
