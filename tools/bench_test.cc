@@ -549,7 +549,8 @@ INSTANTIATE_TEST_SUITE_P(
         FormatCase{
             "table",
             {"# meshsim bench all_gather, algorithm direct", "# memcpy reference: 2 threads, 256 B",
-             "# floor at S = 256 B: N*S / memcpy", "#wrong",
+             "# floor at S = 256 B: N*S / memcpy", "# meeting floor: 4 threads, yield barrier ",
+             "#wrong",
              "\n          64             4   float32    none      -1  ", "# wrong elements: 0 OK"},
             "   float32    none      -1  "},
         FormatCase{"csv",
@@ -558,6 +559,7 @@ INSTANTIATE_TEST_SUITE_P(
                    ",float32,none,-1,"},
         FormatCase{"json",
                    {"\"collective\": \"all_gather\"", "\"group_size\": 4",
+                    "\"meeting_floor\": {\"threads\": 4, \"yield_barrier_us\": ",
                     "{\"size\": 64, \"count\": 4, \"type\": \"float32\", \"redop\": \"none\", "
                     "\"root\": -1",
                     "\"wrong\": 0,\n", "\n}\n"},
