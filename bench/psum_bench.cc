@@ -12,6 +12,8 @@
 //   that reads n inputs and writes n outputs, 2·n·S bytes, at the bandwidth
 //   of a 2-thread memcpy of S bytes (cli::measure_memcpy) measured right
 //   after.
+// - BM_ContextSwitch: the cost of one sched_yield context switch on one CPU,
+//   the unit the meeting floor is made of when devices outnumber cores.
 //
 // Timing method. A launch costs far more than a small psum, so launches are
 // not timed. Each benchmark run is one launch, driven by
@@ -27,10 +29,14 @@
 // std_barrier_us and vs_std_barrier = t / std::barrier episode.
 
 #include <benchmark/benchmark.h>
+#include <pthread.h>
+#include <sched.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "bench_util.h"
@@ -114,6 +120,48 @@ BENCHMARK(BM_PsumLatency)
     ->Arg(64)
     ->UseManualTime()
     ->Unit(benchmark::kMicrosecond);
+
+// What one context switch costs here: 2 threads pinned to CPU 0 hand it to
+// each other with sched_yield; a row reads "time per switch". With n device
+// threads on c cores, every meeting needs each thread to run once, so a
+// meeting costs at least n / c switches per core: on 8 devices and 2 cores,
+// 4 x this. (Skipped if CPU 0 is not ours.)
+void BM_ContextSwitch(benchmark::State& state) {
+  cpu_set_t cpu0;
+  CPU_ZERO(&cpu0);
+  CPU_SET(0, &cpu0);
+  std::atomic<bool> stop{false};
+  std::atomic<int64_t> partner_yields{0};
+  std::jthread partner([&] {
+    pthread_setaffinity_np(pthread_self(), sizeof(cpu0), &cpu0);
+    int64_t yields = 0;
+    while (!stop.load(std::memory_order_relaxed)) {
+      sched_yield();
+      ++yields;
+    }
+    partner_yields = yields;
+  });
+  cpu_set_t saved;
+  pthread_getaffinity_np(pthread_self(), sizeof(saved), &saved);
+  if (pthread_setaffinity_np(pthread_self(), sizeof(cpu0), &cpu0) != 0) {
+    stop = true;
+    state.SkipWithError("cannot run on CPU 0");
+    return;
+  }
+  int64_t yields = 0;
+  const auto start = bench::Clock::now();
+  for (auto _ : state) {
+    sched_yield();
+    ++yields;
+  }
+  const double seconds = bench::seconds_since(start);
+  stop = true;
+  partner.join();
+  pthread_setaffinity_np(pthread_self(), sizeof(saved), &saved);
+  // Both threads' yields are switches on the one CPU.
+  state.counters["switch_us"] = seconds / static_cast<double>(yields + partner_yields) * 1e6;
+}
+BENCHMARK(BM_ContextSwitch)->Unit(benchmark::kMicrosecond);
 
 void BM_PsumBandwidth(benchmark::State& state) {
   const int n = static_cast<int>(state.range(0));
