@@ -1,8 +1,10 @@
 #include "collectives/axis.h"
 
+#include <optional>
 #include <string>
 
 #include "mesh/axis_groups.h"
+#include "mesh/dimension.h"
 #include "mesh/error.h"
 #include "runtime/array.h"
 
@@ -16,7 +18,7 @@ namespace detail {
 
 int canonicalize_axis(int axis, int rank, const char* param, const char* op, AxisNames axes,
                       std::span<const int64_t> shape) {
-  if (axis >= -rank && axis < rank) return axis < 0 ? axis + rank : axis;
+  if (const std::optional<int> dim = canonical_dimension(axis, rank)) return *dim;
   throw ShapeError(std::string(op) + " over " + axes.to_string() + ": " + param + "=" +
                    std::to_string(axis) + " is out of range [" + std::to_string(-rank) + ", " +
                    std::to_string(rank) + ") for x of shape " + shape_to_string(shape));

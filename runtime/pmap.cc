@@ -1,17 +1,17 @@
 #include "runtime/pmap.h"
 
 #include <numeric>
+#include <optional>
+
+#include "mesh/dimension.h"
 
 namespace meshsim {
 namespace {
 
 int normalize_axis(int axis, int rank, const std::string& what) {
-  const int normalized = axis < 0 ? axis + rank : axis;
-  if (normalized < 0 || normalized >= rank) {
-    throw ShapeError("pmap: " + what + " = " + std::to_string(axis) + " is out of range for rank " +
-                     std::to_string(rank));
-  }
-  return normalized;
+  if (const std::optional<int> dim = canonical_dimension(axis, rank)) return *dim;
+  throw ShapeError("pmap: " + what + " = " + std::to_string(axis) + " is out of range for rank " +
+                   std::to_string(rank));
 }
 
 PartitionSpec spec_at(int dim, const std::string& axis) {
