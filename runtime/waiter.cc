@@ -21,12 +21,17 @@ inline void cpu_relax() {
 #endif
 }
 
-int hardware_cores() {
-  static const int cores = std::max(1u, std::thread::hardware_concurrency());
+}  // namespace
+
+int usable_cores() {
+  static const int cores = [] {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
+    return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  }();
   return cores;
 }
-
-}  // namespace
 
 WaitPolicy WaitPolicy::for_threads(int threads) {
   // Spinning pays off only while the peer that will change the word is running
@@ -38,15 +43,18 @@ WaitPolicy WaitPolicy::for_threads(int threads) {
   // The yield budget covers a few rounds of every thread on a core getting its
   // turn (a context switch is 2-3 us in a VM): a waiter that blocks too early
   // turns each meeting into futex wakes, which cost more than the switches.
-  if (threads <= hardware_cores()) return {.spin_ns = 4'000, .yield_ns = 100'000};
-  const int per_core = (threads + hardware_cores() - 1) / hardware_cores();
-  return {.spin_ns = 0, .yield_ns = std::max<int64_t>(20'000, int64_t{5'000} * per_core)};
+  if (threads <= usable_cores()) return {.spin_ns = 4'000, .yield_ns = 100'000};
+  // Capped: past a couple of milliseconds a waiter had better block, so that a
+  // device doing real work gets its core and deadlock detection stays quick.
+  const int per_core = (threads + usable_cores() - 1) / usable_cores();
+  return {.spin_ns = 0,
+          .yield_ns = std::clamp<int64_t>(int64_t{5'000} * per_core, 20'000, 2'000'000)};
 }
 
 WaitPolicy WaitPolicy::idle_after(int threads) {
   // With more device threads than cores, a crowd of yielding idle devices
   // would delay the launching thread; they block soon instead.
-  if (threads <= hardware_cores()) return {.spin_ns = 0, .yield_ns = 200'000};
+  if (threads <= usable_cores()) return {.spin_ns = 0, .yield_ns = 200'000};
   return {.spin_ns = 0, .yield_ns = 20'000};
 }
 
@@ -69,9 +77,9 @@ uint32_t Waiter::wait_slow(const WaitWord& word, FunctionRef<bool(uint32_t)> don
   };
   uint32_t value;
   if (check(value)) return value;
-  // With more threads than cores, one yield is usually enough (the peers run
-  // meanwhile): try it before reading the clock, which after a context switch
-  // costs a cache miss or two.
+  // Without a spin phase (more threads than cores, or idle), one yield is
+  // usually enough (the peers run meanwhile): try it before reading the clock,
+  // which after a context switch costs a cache miss or two.
   if (policy_.spin_ns == 0 && policy_.yield_ns > 0) {
     sched_yield();
     if (check(value)) return value;

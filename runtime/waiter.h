@@ -6,7 +6,8 @@
 //   1. spins for `spin_ns` — only worthwhile when the thread that will change
 //      the word can be running, i.e. the launch has no more threads than cores;
 //   2. calls sched_yield for `yield_ns`, which hands the core to a runnable
-//      peer when threads outnumber cores;
+//      peer when threads outnumber cores (without a spin phase, the first
+//      yield comes before the clock is read: one is usually enough);
 //   3. blocks on the futex, announcing itself first (to the word, so wakers
 //      know to make the system call; to the BlockTracker, which detects
 //      deadlock; to the aborter, through blocked_on()).
@@ -27,6 +28,10 @@
 #include "runtime/wait_word.h"
 
 namespace meshsim {
+
+// CPUs this process may run on (its affinity mask, which a container or
+// taskset narrows; not the machine's count): what waits plan for. Read once.
+int usable_cores();
 
 struct WaitPolicy {
   int64_t spin_ns = 0;
