@@ -11,8 +11,10 @@
 #include <thread>
 #include <vector>
 
+#include "mesh/error.h"
 #include "runtime/array.h"
 #include "runtime/device_context.h"
+#include "runtime/waiter.h"
 
 namespace meshsim::cli {
 
@@ -20,11 +22,7 @@ MachineInfo machine_info() {
   MachineInfo info;
   char host[256] = {};
   info.hostname = gethostname(host, sizeof(host) - 1) == 0 ? host : "unknown";
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  info.nproc = sched_getaffinity(0, sizeof(set), &set) == 0
-                   ? CPU_COUNT(&set)
-                   : static_cast<int>(std::thread::hardware_concurrency());
+  info.nproc = usable_cores();
   info.cpu_model = "unknown";
   std::ifstream cpuinfo("/proc/cpuinfo");
   for (std::string line; std::getline(cpuinfo, line);) {
@@ -39,9 +37,21 @@ MachineInfo machine_info() {
   return info;
 }
 
+namespace {
+
+int checked_threads(int threads) {
+  if (threads < 1) {
+    throw InvalidArgumentError("memcpy reference: threads = " + std::to_string(threads) +
+                               ", must be at least 1");
+  }
+  return threads;
+}
+
+}  // namespace
+
 MemcpyRunner::MemcpyRunner(size_t bytes, int threads)
     : bytes_(bytes),
-      threads_(threads),
+      threads_(checked_threads(threads)),
       from_(Array::empty({static_cast<int64_t>(bytes)}, DType::kUInt8)),
       to_(Array::zeros({static_cast<int64_t>(bytes)}, DType::kUInt8)),
       to_bytes_(to_.mutable_bytes()),
@@ -49,7 +59,22 @@ MemcpyRunner::MemcpyRunner(size_t bytes, int threads)
       done_(threads) {
   std::byte* const from = from_.mutable_bytes();
   for (size_t i = 0; i < bytes; ++i) from[i] = static_cast<std::byte>(i % 251);
-  for (int part = 1; part < threads; ++part) helpers_.emplace_back([this, part] { helper_loop(part); });
+  try {
+    for (int part = 1; part < threads; ++part) {
+      helpers_.emplace_back([this, part] { helper_loop(part); });
+    }
+  } catch (...) {
+    // A thread could not start: the destructor will not run, so release the
+    // helpers already waiting (the missing ones drop out of the barrier) and
+    // let helpers_ join them.
+    stop_ = true;
+    for (int missing = threads - 1 - static_cast<int>(helpers_.size()); missing > 0; --missing) {
+      start_.arrive_and_drop();
+    }
+    start_.arrive_and_wait();
+    helpers_.clear();
+    throw;
+  }
 }
 
 MemcpyRunner::~MemcpyRunner() {
@@ -102,7 +127,7 @@ MemcpyReference measure_memcpy(size_t bytes, int threads, int repeats) {
 }
 
 YieldBarrier::YieldBarrier(int threads)
-    : threads_(threads), spin_(threads <= static_cast<int>(std::thread::hardware_concurrency())) {}
+    : threads_(threads), spin_(threads <= usable_cores()) {}
 
 void YieldBarrier::arrive_and_wait() {
   const uint32_t generation = generation_.load(std::memory_order_acquire);

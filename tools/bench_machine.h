@@ -81,10 +81,12 @@ MemcpyReference measure_memcpy(size_t bytes, int threads = 2, int repeats = 5);
 
 // The cheapest meeting of `threads` threads: one shared counter; waiters spin
 // while every thread can have a core of its own and call sched_yield when
-// threads outnumber cores; they never block. Every collective needs at least
-// one meeting, so a small collective cannot be faster than one episode of this
-// barrier on the same threads: with more threads than cores, an episode costs
-// at least threads / cores context switches per core.
+// threads outnumber cores; they never block. A collective whose group holds
+// every thread meets at least once, so at small sizes it cannot beat one
+// episode of this barrier on the same threads: with more threads than cores,
+// an episode costs at least threads / cores context switches per core.
+// (Smaller groups meet more cheaply while cores are free: then it is a
+// reference, not a bound.)
 class YieldBarrier {
  public:
   explicit YieldBarrier(int threads);

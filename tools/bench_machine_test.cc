@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include "mesh/error.h"
+
 #include <atomic>
 #include <cstddef>
 #include <thread>
@@ -27,6 +29,10 @@ TEST(MemcpyRunner, CopiesTheSourceExactlyWithAnyThreadCount) {
       EXPECT_EQ(wrong, 0u) << threads << " threads, " << bytes << " bytes";
     }
   }
+}
+
+TEST(MemcpyRunner, RejectsFewerThanOneThread) {
+  EXPECT_THROW(MemcpyRunner(64, 0), InvalidArgumentError);
 }
 
 TEST(MemcpyRunner, RunsRepeatedlyAndStopsCleanly) {

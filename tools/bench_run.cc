@@ -43,6 +43,15 @@ class ProgressLine {
   size_t shown_ = 0;
 };
 
+// The meeting floor, on device threads of a runtime of its own (gone before
+// the sweep's starts): without the launch timeout, since its launches take
+// about 20 ms each, which a short --timeout-ms would cut, and cannot hang (the
+// barriers involve every device and no meshsim wait).
+MeetingFloor meeting_floor(const Mesh& mesh) {
+  Runtime runtime(mesh.size());
+  return measure_meeting_floor(runtime, mesh);
+}
+
 }  // namespace
 
 int run_bench(const BenchOptions& options, std::ostream& out, std::ostream* progress) {
@@ -52,19 +61,18 @@ int run_bench(const BenchOptions& options, std::ostream& out, std::ostream* prog
                         : std::vector<size_t>{1};
   const size_t reference_bytes = collective.sweeps ? sizes.back() : options.max_bytes;
 
-  RuntimeOptions runtime_options;
-  runtime_options.launch_timeout = options.timeout;
-  Runtime runtime(options.mesh.size(), runtime_options);
-
   ReportHeader header{.machine = machine_info(),
                       .options = &options,
                       .memcpy = measure_memcpy(reference_bytes),
-                      .meeting = measure_meeting_floor(runtime, options.mesh)};
+                      .meeting = meeting_floor(options.mesh)};
   if (header.memcpy.gbps() > 0) {
     header.floor_us =
         collective.floor_bytes(options.mesh.size(), static_cast<double>(reference_bytes)) /
         (header.memcpy.gbps() * 1e9) * 1e6;
   }
+  RuntimeOptions runtime_options;
+  runtime_options.launch_timeout = options.timeout;
+  Runtime runtime(options.mesh.size(), runtime_options);
   const std::unique_ptr<ReportWriter> writer = make_report_writer(options.format, out);
   writer->begin(header);
   ProgressLine line(progress);

@@ -518,6 +518,19 @@ TEST(CorruptedResultTest, IsCountedWrong) {
 
 // --- the whole command -------------------------------------------------------
 
+// The header's meeting floor runs launches of about 20 ms each; they must not
+// fall under the sweep's --timeout-ms (a 10 ms timeout failed the whole run
+// before the floor got a runtime of its own).
+TEST(RunBench, ShortLaunchTimeoutAppliesToTheSweepOnly) {
+  const BenchOptions options = parse_bench_args({"psum", "--mesh", "2", "-b", "8", "-e", "8",
+                                                 "--iters", "1", "--warmup", "0", "--check",
+                                                 "--timeout-ms", "10"});
+  std::ostringstream out;
+  EXPECT_EQ(run_bench(options, out, nullptr), 0) << out.str();
+  EXPECT_THAT(out.str(), HasSubstr("# meeting floor: 2 threads"));
+  EXPECT_THAT(out.str(), HasSubstr("# wrong elements: 0 OK"));
+}
+
 struct FormatCase {
   const char* format;
   std::vector<std::string> lines;  // text the output must hold
