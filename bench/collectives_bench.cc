@@ -24,7 +24,7 @@
 //   vs_memcpy     algbw / memcpy_GBps.
 //   floor_us      the floor: the collective's floor bytes (e.g. 2·n·S for
 //                 psum) / memcpy_GBps; absent for the zero-copy ppermute and
-//                 pbroadcast and for barrier.
+//                 pbroadcast.
 //   vs_floor      t / floor_us: 1.0 = as fast as memory allows.
 
 #include <benchmark/benchmark.h>
@@ -84,7 +84,7 @@ void BM_Collective(benchmark::State& state, const char* name) {
 
   const double t = total_seconds / static_cast<double>(state.iterations());
   const cli::Bandwidth bw = cli::bandwidth(collective, work.size(), t, n);
-  const double memcpy = cli::measure_memcpy(bytes).gbps();
+  const double memcpy = cli::measure_memcpy(work.size()).gbps();
   state.counters["algbw"] = bw.algbw;
   state.counters["busbw"] = bw.busbw;
   state.counters["memcpy_GBps"] = memcpy;

@@ -48,29 +48,32 @@ namespace {
 
 struct PsumRun {
   double psum_seconds = 0;  // for `count` psums
-  float first_result = 0;
+  int wrong_devices = 0;    // whose last result is not all n (a psum of ones)
 };
 
-// One launch of `count` timed psums of `inputs[p]` on device p.
+// One launch of `count` timed psums of `inputs[p]` on device p; then every
+// device compares its whole last result with the known answer.
 PsumRun run_psums(Runtime& rt, const Mesh& mesh, const std::vector<Array>& inputs, int64_t count) {
+  const Array expected = Array::full(inputs[0].shape(), DType::kFloat32, mesh.size());
+  std::atomic<int> wrong_devices{0};
   PsumRun run;
   rt.launch(mesh, [&](DeviceContext& ctx) {
     const Array& x = inputs[ctx.position()];
     Array out = psum(ctx, x, "x");  // warm-up
     const auto start = bench::Clock::now();
     for (int64_t i = 0; i < count; ++i) out = psum(ctx, x, "x");
-    if (ctx.position() == 0) {
-      run.psum_seconds = bench::seconds_since(start);
-      run.first_result = out.span<float>()[0];
-    }
+    if (ctx.position() == 0) run.psum_seconds = bench::seconds_since(start);
+    if (!array_equal(out, expected)) ++wrong_devices;
   });
+  run.wrong_devices = wrong_devices.load();
   return run;
 }
 
-bool check_sum(benchmark::State& state, float got, int n) {
-  if (got == static_cast<float>(n)) return true;
-  state.SkipWithError(
-      ("psum of ones gave " + std::to_string(got) + ", expected " + std::to_string(n)).c_str());
+bool check_results(benchmark::State& state, int wrong_devices) {
+  if (wrong_devices == 0) return true;
+  state.SkipWithError((std::to_string(wrong_devices) +
+                       " devices' psum of ones differs from all n somewhere")
+                          .c_str());
   return false;
 }
 
@@ -95,14 +98,14 @@ void BM_PsumLatency(benchmark::State& state) {
   const std::vector<Array> inputs = ones(n, 1);
 
   double psum_seconds = 0;
-  float first_result = 0;
+  int wrong_devices = 0;
   while (state.KeepRunningBatch(state.max_iterations)) {
     const PsumRun run = run_psums(rt, mesh, inputs, state.max_iterations);
     state.SetIterationTime(run.psum_seconds);
     psum_seconds += run.psum_seconds;
-    first_result = run.first_result;
+    wrong_devices += run.wrong_devices;
   }
-  if (!check_sum(state, first_result, n)) return;
+  if (!check_results(state, wrong_devices)) return;
 
   set_bandwidth_counters(state, sizeof(float), n);
   const double psum_us = psum_seconds / static_cast<double>(state.iterations()) * 1e6;
@@ -122,18 +125,29 @@ BENCHMARK(BM_PsumLatency)
     ->Unit(benchmark::kMicrosecond);
 
 // What one context switch costs here: 2 threads pinned to CPU 0 hand it to
-// each other with sched_yield; a row reads "time per switch". With n device
-// threads on c cores, every meeting needs each thread to run once, so a
-// meeting costs at least n / c switches per core: on 8 devices and 2 cores,
-// 4 x this. (Skipped if CPU 0 is not ours.)
+// each other with sched_yield. An iteration is one yield of the benchmark
+// thread, so a row's time is a round trip (two switches); switch_us is the
+// time of one switch: the timed span over the yields both threads made in it.
+// With n device threads on c cores, every meeting needs each thread to run
+// once, so a meeting costs at least n / c switches per core: on 8 devices and
+// 2 cores, 4 x switch_us. (Skipped if CPU 0 is not ours.)
 void BM_ContextSwitch(benchmark::State& state) {
   cpu_set_t cpu0;
   CPU_ZERO(&cpu0);
   CPU_SET(0, &cpu0);
-  std::atomic<bool> stop{false};
+  cpu_set_t saved;
+  pthread_getaffinity_np(pthread_self(), sizeof(saved), &saved);
+  if (pthread_setaffinity_np(pthread_self(), sizeof(cpu0), &cpu0) != 0) {
+    state.SkipWithError("cannot run on CPU 0");
+    return;
+  }
+  // The partner counts only while the benchmark thread's loop runs (between
+  // `counting` and `stop`), so both counts cover the same span.
+  std::atomic<bool> counting{false}, stop{false};
   std::atomic<int64_t> partner_yields{0};
   std::jthread partner([&] {
     pthread_setaffinity_np(pthread_self(), sizeof(cpu0), &cpu0);
+    while (!counting.load()) sched_yield();
     int64_t yields = 0;
     while (!stop.load(std::memory_order_relaxed)) {
       sched_yield();
@@ -141,14 +155,8 @@ void BM_ContextSwitch(benchmark::State& state) {
     }
     partner_yields = yields;
   });
-  cpu_set_t saved;
-  pthread_getaffinity_np(pthread_self(), sizeof(saved), &saved);
-  if (pthread_setaffinity_np(pthread_self(), sizeof(cpu0), &cpu0) != 0) {
-    stop = true;
-    state.SkipWithError("cannot run on CPU 0");
-    return;
-  }
   int64_t yields = 0;
+  counting = true;
   const auto start = bench::Clock::now();
   for (auto _ : state) {
     sched_yield();
@@ -158,7 +166,6 @@ void BM_ContextSwitch(benchmark::State& state) {
   stop = true;
   partner.join();
   pthread_setaffinity_np(pthread_self(), sizeof(saved), &saved);
-  // Both threads' yields are switches on the one CPU.
   state.counters["switch_us"] = seconds / static_cast<double>(yields + partner_yields) * 1e6;
 }
 BENCHMARK(BM_ContextSwitch)->Unit(benchmark::kMicrosecond);
@@ -172,7 +179,7 @@ void BM_PsumBandwidth(benchmark::State& state) {
   const std::vector<Array> inputs = ones(n, elements);
 
   double psum_seconds = 0, floor_seconds = 0;
-  float first_result = 0;
+  int wrong_devices = 0;
   while (state.KeepRunningBatch(state.max_iterations)) {
     const int64_t count = state.max_iterations;
     const PsumRun run = run_psums(rt, mesh, inputs, count);
@@ -181,9 +188,9 @@ void BM_PsumBandwidth(benchmark::State& state) {
     // 2·n·S bytes per psum at the memcpy bandwidth of this moment.
     const double gbps = cli::measure_memcpy(bytes).gbps();
     floor_seconds += static_cast<double>(count) * 2.0 * n * static_cast<double>(bytes) / (gbps * 1e9);
-    first_result = run.first_result;
+    wrong_devices += run.wrong_devices;
   }
-  if (!check_sum(state, first_result, n)) return;
+  if (!check_results(state, wrong_devices)) return;
 
   set_bandwidth_counters(state, static_cast<double>(bytes), n);
   state.counters["floor_us"] = floor_seconds / static_cast<double>(state.iterations()) * 1e6;
