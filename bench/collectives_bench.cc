@@ -18,7 +18,8 @@
 //
 // Counters, in GB/s (1e9 bytes) unless a ratio:
 //   algbw, busbw  nccl-tests': S / t, and algbw times the collective's factor.
-//   memcpy_GBps   a 2-thread memcpy of S bytes (cli::measure_memcpy, the
+//   memcpy_GBps   a 2-thread memcpy of n·S bytes, the devices' working set
+//                 (cli::measure_memcpy of cli::memcpy_reference_bytes, the
 //                 reference `meshsim bench` prints), measured in the same run,
 //                 outside the manual time.
 //   vs_memcpy     algbw / memcpy_GBps.
@@ -84,7 +85,8 @@ void BM_Collective(benchmark::State& state, const char* name) {
 
   const double t = total_seconds / static_cast<double>(state.iterations());
   const cli::Bandwidth bw = cli::bandwidth(collective, work.size(), t, n);
-  const double memcpy = cli::measure_memcpy(work.size()).gbps();
+  const double memcpy =
+      cli::measure_memcpy(cli::memcpy_reference_bytes(n, work.size())).gbps();
   state.counters["algbw"] = bw.algbw;
   state.counters["busbw"] = bw.busbw;
   state.counters["memcpy_GBps"] = memcpy;

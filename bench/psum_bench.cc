@@ -10,8 +10,8 @@
 // - BM_PsumBandwidth, 16 MiB float32 per device on 8 devices: the reduce-
 //   scatter + all-gather path. Floor: the memory traffic of any all-reduce
 //   that reads n inputs and writes n outputs, 2·n·S bytes, at the bandwidth
-//   of a 2-thread memcpy of S bytes (cli::measure_memcpy) measured right
-//   after.
+//   of a 2-thread memcpy of n·S bytes, the devices' working set
+//   (cli::measure_memcpy, cli::memcpy_reference_bytes), measured right after.
 // - BM_ContextSwitch: the cost of one sched_yield context switch on one CPU,
 //   the unit the meeting floor is made of when devices outnumber cores.
 //
@@ -185,8 +185,9 @@ void BM_PsumBandwidth(benchmark::State& state) {
     const PsumRun run = run_psums(rt, mesh, inputs, count);
     state.SetIterationTime(run.psum_seconds);
     psum_seconds += run.psum_seconds;
-    // 2·n·S bytes per psum at the memcpy bandwidth of this moment.
-    const double gbps = cli::measure_memcpy(bytes).gbps();
+    // 2·n·S bytes per psum at the memcpy bandwidth of this moment, copying
+    // the devices' working set (n·S), as `meshsim bench` does.
+    const double gbps = cli::measure_memcpy(cli::memcpy_reference_bytes(n, bytes)).gbps();
     floor_seconds += static_cast<double>(count) * 2.0 * n * static_cast<double>(bytes) / (gbps * 1e9);
     wrong_devices += run.wrong_devices;
   }

@@ -57,12 +57,14 @@ Columns (nccl-tests conventions; one row per size, sizes -b, -b*f, ... <= -e):
           all devices and all calls of the size; N/A without --check.
   med     us per call: the median over devices.
 
-Reference and floors: before the sweep the header measures a memcpy of the
-largest size S_max (-e rounded down to the sweep) with 2 threads, between
-buffers already touched; a run repeats it until 16 MiB have moved, and the
-median of 5 runs gives B = bytes moved / t, in GB/s. The floor is the
-time the whole machine needs to copy a collective's bytes at B, the target for
-large sizes (the header prints it at S_max):
+Reference and floors: before the sweep the header measures a memcpy of
+N*S_max bytes (S_max = -e rounded down to the sweep; at most 512 MiB) with 2
+threads, between buffers already touched: the devices' whole working set, so
+the copy is in cache exactly when the collective's data is. A run repeats it
+until 16 MiB have moved, and the median of 5 runs gives B = bytes moved / t,
+in GB/s. The floor is the time the whole machine needs to copy a
+collective's bytes at B, the target for large sizes (the header prints it at
+S_max):
   all_reduce          2*N*S / B: every input is read once by the reduction
                       and every result copied once to the other members.
   all_gather          N*S / B: every device writes its S-byte output.

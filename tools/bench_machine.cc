@@ -126,6 +126,12 @@ MemcpyReference measure_memcpy(size_t bytes, int threads, int repeats) {
           .seconds = runs[runs.size() / 2]};
 }
 
+size_t memcpy_reference_bytes(int devices, size_t size) {
+  const size_t per_device = std::max<size_t>(size, 1);
+  const auto n = static_cast<size_t>(std::max(devices, 1));
+  return per_device > kMaxReferenceBytes / n ? kMaxReferenceBytes : per_device * n;
+}
+
 YieldBarrier::YieldBarrier(int threads)
     : threads_(threads), spin_(threads <= usable_cores()) {}
 

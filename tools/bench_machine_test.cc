@@ -50,6 +50,14 @@ TEST(MeasureMemcpy, RepeatsSmallCopiesUpToTheRunBytes) {
   EXPECT_EQ(measure_memcpy(kMemcpyRunBytes * 2, 1, 1).copies_per_run, 1u);
 }
 
+TEST(MemcpyReferenceBytes, IsTheDevicesWorkingSetUpToTheCap) {
+  EXPECT_EQ(memcpy_reference_bytes(8, size_t{16} << 20), size_t{128} << 20);
+  EXPECT_EQ(memcpy_reference_bytes(1, 256), 256u);
+  EXPECT_EQ(memcpy_reference_bytes(4096, size_t{1} << 20), kMaxReferenceBytes);
+  EXPECT_EQ(memcpy_reference_bytes(2, ~size_t{0}), kMaxReferenceBytes);  // no overflow
+  EXPECT_EQ(memcpy_reference_bytes(8, 0), 8u);  // never an empty copy
+}
+
 // Every thread adds 1 before each episode; after the episode it must see all
 // threads' additions of that episode, and none of the next (nobody may leave
 // early nor run ahead into the next episode's count before all have read it).

@@ -35,7 +35,7 @@ std::vector<std::string> header_lines(const ReportHeader& h) {
           "# memcpy reference: {} threads, {} B x {} per run, median of {} runs: {:.2f} GB/s",
           h.memcpy.threads, h.memcpy.bytes, h.memcpy.copies_per_run, h.memcpy.repeats,
           h.memcpy.gbps()),
-      h.floor_us > 0 ? fmt::format("# floor at S = {} B: {} / memcpy = {:.2f} us", h.memcpy.bytes,
+      h.floor_us > 0 ? fmt::format("# floor at S = {} B: {} / memcpy = {:.2f} us", h.floor_size,
                                    c.floor_formula, h.floor_us)
                      : fmt::format("# floor: {}", c.floor_formula),
       fmt::format("# meeting floor: {} threads, yield barrier {:.2f} us, std::barrier {:.2f} us "
@@ -171,7 +171,7 @@ class JsonWriter : public ReportWriter {
          << ", \"seconds\": " << json_number(h.memcpy.seconds)
          << ", \"gbps\": " << json_number(h.memcpy.gbps()) << "},\n"
          << "  \"floor\": {\"formula\": " << json_string(c.floor_formula)
-         << ", \"bytes\": " << h.memcpy.bytes << ", \"us\": " << json_number(h.floor_us) << "},\n"
+         << ", \"bytes\": " << h.floor_size << ", \"us\": " << json_number(h.floor_us) << "},\n"
          << "  \"meeting_floor\": {\"threads\": " << h.meeting.threads
          << ", \"yield_barrier_us\": " << json_number(h.meeting.yield_barrier_us)
          << ", \"std_barrier_us\": " << json_number(h.meeting.std_barrier_us) << "},\n"

@@ -19,8 +19,9 @@ struct ReportHeader {
   MachineInfo machine;
   const BenchOptions* options = nullptr;
   MemcpyReference memcpy;
-  MeetingFloor meeting;  // the small-size floor: one meeting of every device thread
-  double floor_us = 0;   // the collective's floor at memcpy.bytes (0: none)
+  MeetingFloor meeting;   // the small-size floor: one meeting of every device thread
+  size_t floor_size = 0;  // S_max: the size the floor is given for
+  double floor_us = 0;    // the collective's floor at floor_size (0: none)
 };
 
 struct ReportSummary {

@@ -59,16 +59,17 @@ int run_bench(const BenchOptions& options, std::ostream& out, std::ostream* prog
   const std::vector<size_t> sizes =
       collective.sweeps ? sweep_sizes(options.min_bytes, options.max_bytes, options.step_factor)
                         : std::vector<size_t>{1};
-  const size_t reference_bytes = collective.sweeps ? sizes.back() : options.max_bytes;
+  const size_t floor_size = collective.sweeps ? sizes.back() : options.max_bytes;
+  const int devices = options.mesh.size();
 
   ReportHeader header{.machine = machine_info(),
                       .options = &options,
-                      .memcpy = measure_memcpy(reference_bytes),
-                      .meeting = meeting_floor(options.mesh)};
+                      .memcpy = measure_memcpy(memcpy_reference_bytes(devices, floor_size)),
+                      .meeting = meeting_floor(options.mesh),
+                      .floor_size = floor_size};
   if (header.memcpy.gbps() > 0) {
-    header.floor_us =
-        collective.floor_bytes(options.mesh.size(), static_cast<double>(reference_bytes)) /
-        (header.memcpy.gbps() * 1e9) * 1e6;
+    header.floor_us = collective.floor_bytes(devices, static_cast<double>(floor_size)) /
+                      (header.memcpy.gbps() * 1e9) * 1e6;
   }
   RuntimeOptions runtime_options;
   runtime_options.launch_timeout = options.timeout;

@@ -561,7 +561,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         FormatCase{
             "table",
-            {"# meshsim bench all_gather, algorithm direct", "# memcpy reference: 2 threads, 256 B",
+            {"# meshsim bench all_gather, algorithm direct", "# memcpy reference: 2 threads, 1024 B",
              "# floor at S = 256 B: N*S / memcpy", "# meeting floor: 4 threads, yield barrier ",
              "#wrong",
              "\n          64             4   float32    none      -1  ", "# wrong elements: 0 OK"},
