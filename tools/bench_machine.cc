@@ -113,7 +113,7 @@ double MemcpyRunner::run(size_t copies) {
 }
 
 MemcpyReference measure_memcpy(size_t bytes, int threads, int repeats) {
-  const size_t copies = std::max<size_t>(1, kMemcpyRunBytes / bytes);
+  const size_t copies = std::max<size_t>(1, kMemcpyRunBytes / std::max<size_t>(bytes, 1));
   MemcpyRunner runner(bytes, threads);
   runner.run(1);  // warm: caches, TLB, helper threads running
   std::vector<double> runs(repeats);
