@@ -13,6 +13,7 @@
 #include "meshsim.h"
 #include "support/expect_error.h"
 #include "support/param_names.h"
+#include "support/reference_collectives.h"
 
 namespace meshsim {
 namespace {
@@ -67,20 +68,8 @@ TEST(PswapaxesTest, ByHand) {
       << cols;
 }
 
-Shape unravel(int64_t flat, const Shape& shape) {
-  Shape index(shape.size());
-  for (size_t d = shape.size(); d-- > 0;) {
-    index[d] = flat % shape[d];
-    flat /= shape[d];
-  }
-  return index;
-}
-
-int64_t ravel(const Shape& index, const Shape& shape) {
-  int64_t flat = 0;
-  for (size_t d = 0; d < shape.size(); ++d) flat = flat * shape[d] + index[d];
-  return flat;
-}
+using reference::ravel;
+using reference::unravel;
 
 // The sequential reference for the member of rank r, element by element as
 // the JAX docstring defines it. members[s] is the x of rank s; split and
