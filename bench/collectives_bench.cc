@@ -36,7 +36,7 @@
 #include <vector>
 
 #include "bench_util.h"
-#include "meshsim.h"
+#include "meshsim/meshsim.h"
 #include "tools/bench_collectives.h"
 #include "tools/bench_machine.h"
 #include "tools/bench_reference.h"

@@ -9,7 +9,7 @@
 #include <atomic>
 #include <chrono>
 
-#include "meshsim.h"
+#include "meshsim/meshsim.h"
 
 namespace meshsim {
 namespace {

@@ -6,7 +6,7 @@
 
 #include <benchmark/benchmark.h>
 
-#include "meshsim.h"
+#include "meshsim/meshsim.h"
 
 namespace meshsim {
 namespace {

@@ -40,7 +40,7 @@
 #include <vector>
 
 #include "bench_util.h"
-#include "meshsim.h"
+#include "meshsim/meshsim.h"
 #include "tools/bench_machine.h"
 
 namespace meshsim {

@@ -13,7 +13,7 @@
 #include <cstdint>
 
 #include "bench_util.h"
-#include "meshsim.h"
+#include "meshsim/meshsim.h"
 #include "tools/bench_machine.h"
 
 namespace meshsim {

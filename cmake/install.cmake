@@ -1,7 +1,7 @@
 include(CMakePackageConfigHelpers)
 install(TARGETS meshsim meshsim_mesh meshsim_runtime meshsim_collectives
         EXPORT meshsimTargets ARCHIVE DESTINATION lib)
-install(FILES meshsim.h DESTINATION include/meshsim)
+install(FILES meshsim/meshsim.h DESTINATION include/meshsim)
 install(EXPORT meshsimTargets NAMESPACE meshsim:: DESTINATION lib/cmake/meshsim)
 configure_package_config_file(cmake/meshsimConfig.cmake.in
   ${CMAKE_CURRENT_BINARY_DIR}/meshsimConfig.cmake INSTALL_DESTINATION lib/cmake/meshsim)

@@ -1,21 +1,25 @@
-# meshsim_add_layer(name [DEPS ...]): a static library made of every .cc in the
-# calling folder; headers are included as "<folder>/<file>.h" from the repo root.
+# meshsim_add_layer(name [DEPS ...]): a static library made of every .cc below
+# the calling folder (meshsim/<layer>/). Headers are included as
+# "meshsim/<layer>/..." from the repo root in the build tree and as
+# <meshsim/<layer>/...> from the install tree. Only public headers are
+# installed: anything under an internal/ folder is the library's own.
 function(meshsim_add_layer name)
   cmake_parse_arguments(ARG "" "" "DEPS" ${ARGN})
-  file(GLOB sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cc)
-  file(GLOB headers CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.h)
-  if(sources)
-    add_library(${name} STATIC ${sources} ${headers})
-    set(scope PUBLIC)
-    target_compile_options(${name} PRIVATE -Wall -Wextra -Wpedantic)
-  else()  # a header-only layer
-    add_library(${name} INTERFACE)
-    set(scope INTERFACE)
-  endif()
-  target_include_directories(${name} ${scope}
+  file(GLOB_RECURSE sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cc)
+  file(GLOB_RECURSE headers CONFIGURE_DEPENDS RELATIVE ${CMAKE_CURRENT_SOURCE_DIR}
+       ${CMAKE_CURRENT_SOURCE_DIR}/*.h)
+  add_library(${name} STATIC ${sources})
+  target_compile_options(${name} PRIVATE -Wall -Wextra -Wpedantic)
+  target_include_directories(${name} PUBLIC
     $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}>
-    $<INSTALL_INTERFACE:include/meshsim>)
-  target_link_libraries(${name} ${scope} ${ARG_DEPS})
-  get_filename_component(folder ${CMAKE_CURRENT_SOURCE_DIR} NAME)
-  install(FILES ${headers} DESTINATION include/meshsim/${folder})
+    $<INSTALL_INTERFACE:include>)
+  target_link_libraries(${name} PUBLIC ${ARG_DEPS})
+  file(RELATIVE_PATH layer_dir ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_SOURCE_DIR})
+  foreach(header ${headers})
+    if(header MATCHES "(^|/)internal/")
+      continue()
+    endif()
+    get_filename_component(subdir ${header} DIRECTORY)
+    install(FILES ${header} DESTINATION include/${layer_dir}/${subdir})
+  endforeach()
 endfunction()

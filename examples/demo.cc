@@ -9,8 +9,7 @@
 #include <span>
 #include <vector>
 
-#include "meshsim.h"
-#include "runtime/array_views.h"  // Eigen views of shards
+#include <meshsim/meshsim.h>
 
 namespace meshsim {
 namespace {

@@ -17,8 +17,7 @@
 #include <tuple>
 #include <vector>
 
-#include "meshsim.h"
-#include "runtime/array_views.h"
+#include <meshsim/meshsim.h>
 
 namespace meshsim {
 namespace {

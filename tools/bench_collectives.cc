@@ -1,12 +1,12 @@
 #include "tools/bench_collectives.h"
 
-#include "collectives/all_gather.h"
-#include "collectives/all_to_all.h"
-#include "collectives/pbroadcast.h"
-#include "collectives/ppermute.h"
-#include "collectives/psum_scatter.h"
-#include "collectives/ragged_all_to_all.h"
-#include "collectives/reductions.h"
+#include "meshsim/collectives/all_gather.h"
+#include "meshsim/collectives/all_to_all.h"
+#include "meshsim/collectives/pbroadcast.h"
+#include "meshsim/collectives/ppermute.h"
+#include "meshsim/collectives/psum_scatter.h"
+#include "meshsim/collectives/ragged_all_to_all.h"
+#include "meshsim/collectives/reductions.h"
 #include "tools/bench_reference.h"
 
 namespace meshsim::cli {

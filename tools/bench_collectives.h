@@ -18,12 +18,12 @@
 #include <utility>
 #include <vector>
 
-#include "collectives/reduction.h"
-#include "mesh/axis_groups.h"
-#include "runtime/array.h"
-#include "runtime/axis_names.h"
-#include "runtime/device_context.h"
-#include "runtime/dtype.h"
+#include "meshsim/collectives/internal/reduction.h"
+#include "meshsim/mesh/axis_groups.h"
+#include "meshsim/runtime/array/array.h"
+#include "meshsim/runtime/comm/axis_names.h"
+#include "meshsim/runtime/exec/device_context.h"
+#include "meshsim/runtime/array/dtype.h"
 
 namespace meshsim::cli {
 

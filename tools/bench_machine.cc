@@ -11,10 +11,10 @@
 #include <thread>
 #include <vector>
 
-#include "mesh/error.h"
-#include "runtime/array.h"
-#include "runtime/device_context.h"
-#include "runtime/waiter.h"
+#include "meshsim/mesh/error.h"
+#include "meshsim/runtime/array/array.h"
+#include "meshsim/runtime/exec/device_context.h"
+#include "meshsim/runtime/exec/internal/waiter.h"
 
 namespace meshsim::cli {
 

@@ -14,9 +14,9 @@
 #include <thread>
 #include <vector>
 
-#include "mesh/mesh.h"
-#include "runtime/array.h"
-#include "runtime/runtime.h"
+#include "meshsim/mesh/mesh.h"
+#include "meshsim/runtime/array/array.h"
+#include "meshsim/runtime/exec/runtime.h"
 
 namespace meshsim::cli {
 

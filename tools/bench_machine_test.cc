@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "mesh/error.h"
+#include "meshsim/mesh/error.h"
 
 #include <atomic>
 #include <cstddef>

@@ -8,9 +8,9 @@
 #include <optional>
 #include <string>
 
-#include "mesh/axis_groups.h"
-#include "mesh/error.h"
-#include "runtime/dtype.h"
+#include "meshsim/mesh/axis_groups.h"
+#include "meshsim/mesh/error.h"
+#include "meshsim/runtime/array/dtype.h"
 #include "tools/bench_help.h"
 
 namespace meshsim::cli {

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "mesh/mesh.h"
+#include "meshsim/mesh/mesh.h"
 #include "tools/bench_collectives.h"
 
 namespace CLI {

@@ -24,10 +24,10 @@
 #include <span>
 #include <vector>
 
-#include "collectives/reduction.h"
-#include "mesh/axis_groups.h"
-#include "runtime/array.h"
-#include "runtime/dtype.h"
+#include "meshsim/collectives/internal/reduction.h"
+#include "meshsim/mesh/axis_groups.h"
+#include "meshsim/runtime/array/array.h"
+#include "meshsim/runtime/array/dtype.h"
 
 namespace meshsim::cli {
 

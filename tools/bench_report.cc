@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "mesh/format.h"
+#include "meshsim/mesh/internal/format.h"
 
 namespace meshsim::cli {
 namespace {

@@ -5,7 +5,7 @@
 #include <chrono>
 #include <string>
 
-#include "runtime/runtime.h"
+#include "meshsim/runtime/exec/runtime.h"
 #include "tools/bench_machine.h"
 #include "tools/bench_report.h"
 #include "tools/bench_timing.h"

@@ -10,10 +10,10 @@
 #include <cctype>
 #include <sstream>
 
-#include "collectives/reductions.h"
-#include "mesh/axis_groups.h"
-#include "mesh/error.h"
-#include "runtime/runtime.h"
+#include "meshsim/collectives/reductions.h"
+#include "meshsim/mesh/axis_groups.h"
+#include "meshsim/mesh/error.h"
+#include "meshsim/runtime/exec/runtime.h"
 #include "support/expect_error.h"
 #include "tools/bench_collectives.h"
 #include "tools/bench_help.h"

@@ -4,9 +4,9 @@
 #include <chrono>
 #include <numeric>
 
-#include "collectives/reduction.h"
-#include "collectives/reductions.h"
-#include "mesh/axis_groups.h"
+#include "meshsim/collectives/internal/reduction.h"
+#include "meshsim/collectives/reductions.h"
+#include "meshsim/mesh/axis_groups.h"
 #include "tools/bench_reference.h"
 
 namespace meshsim::cli {

@@ -11,8 +11,8 @@
 #include <string_view>
 #include <vector>
 
-#include "runtime/dtype.h"
-#include "runtime/runtime.h"
+#include "meshsim/runtime/array/dtype.h"
+#include "meshsim/runtime/exec/runtime.h"
 #include "tools/bench_collectives.h"
 #include "tools/bench_options.h"
 

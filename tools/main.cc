@@ -8,7 +8,7 @@
 
 #include <iostream>
 
-#include "mesh/error.h"
+#include "meshsim/mesh/error.h"
 #include "tools/bench_options.h"
 #include "tools/bench_run.h"
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "meshsim.h"
+#include "meshsim/meshsim.h"
 #include "support/expect_error.h"
 #include "support/param_names.h"
 #include "support/reference_collectives.h"

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "meshsim.h"
+#include "meshsim/meshsim.h"
 #include "support/expect_error.h"
 
 namespace meshsim {

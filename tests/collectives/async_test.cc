@@ -2,11 +2,11 @@
 // different groups, the device computing in between; every result equals the
 // synchronous collective's (and a closed-form value).
 
-#include "collectives/async.h"
+#include "meshsim/collectives/async.h"
 
 #include <gtest/gtest.h>
 
-#include "meshsim.h"
+#include "meshsim/meshsim.h"
 #include "support/expect_error.h"
 
 namespace meshsim {

@@ -7,7 +7,7 @@
 
 #include <stdexcept>
 
-#include "meshsim.h"
+#include "meshsim/meshsim.h"
 #include "support/expect_error.h"
 
 namespace meshsim {

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <limits>
 
-#include "meshsim.h"
+#include "meshsim/meshsim.h"
 #include "support/expect_error.h"
 #include "support/param_names.h"
 

@@ -8,7 +8,7 @@
 #include <numeric>
 #include <random>
 
-#include "meshsim.h"
+#include "meshsim/meshsim.h"
 #include "support/expect_error.h"
 #include "support/param_names.h"
 

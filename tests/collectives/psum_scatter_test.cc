@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "meshsim.h"
+#include "meshsim/meshsim.h"
 #include "support/expect_error.h"
 #include "support/param_names.h"
 

@@ -7,7 +7,8 @@
 #include <limits>
 #include <random>
 
-#include "meshsim.h"
+#include "meshsim/meshsim.h"
+#include "meshsim/collectives/internal/reduction.h"
 #include "support/expect_error.h"
 #include "support/param_names.h"
 

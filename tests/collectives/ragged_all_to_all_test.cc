@@ -12,7 +12,7 @@
 #include <random>
 #include <typeinfo>
 
-#include "meshsim.h"
+#include "meshsim/meshsim.h"
 #include "support/expect_error.h"
 #include "support/param_names.h"
 

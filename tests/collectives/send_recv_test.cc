@@ -7,8 +7,8 @@
 
 #include <stdexcept>
 
-#include "meshsim.h"
-#include "runtime/channel.h"
+#include "meshsim/meshsim.h"
+#include "meshsim/runtime/comm/internal/channel.h"
 #include "support/expect_error.h"
 #include "support/param_names.h"
 

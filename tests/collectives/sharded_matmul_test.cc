@@ -13,9 +13,9 @@
 #include <utility>
 #include <vector>
 
-#include "collectives/reductions.h"
-#include "runtime/array_views.h"
-#include "runtime/shard_map.h"
+#include "meshsim/collectives/reductions.h"
+#include "meshsim/runtime/array/array_views.h"
+#include "meshsim/runtime/drivers/shard_map.h"
 
 namespace meshsim {
 namespace {

@@ -34,8 +34,8 @@
 #include <utility>
 #include <vector>
 
-#include "meshsim.h"
-#include "mesh/format.h"
+#include "meshsim/meshsim.h"
+#include "meshsim/mesh/internal/format.h"
 #include "support/reference_collectives.h"
 
 namespace meshsim {

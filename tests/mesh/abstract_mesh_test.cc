@@ -1,4 +1,4 @@
-#include "mesh/abstract_mesh.h"
+#include "meshsim/mesh/abstract_mesh.h"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "mesh/error.h"
+#include "meshsim/mesh/error.h"
 #include "support/expect_error.h"
 
 namespace meshsim {

@@ -1,4 +1,4 @@
-#include "mesh/axis_groups.h"
+#include "meshsim/mesh/axis_groups.h"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <tuple>
 #include <vector>
 
-#include "mesh/error.h"
+#include "meshsim/mesh/error.h"
 #include "support/expect_error.h"
 
 namespace meshsim {

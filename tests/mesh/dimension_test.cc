@@ -1,7 +1,7 @@
 // canonical_dimension against JAX's canonicalize_axis: negative indices count
 // from the end; anything outside [-rank, rank) is rejected.
 
-#include "mesh/dimension.h"
+#include "meshsim/mesh/internal/dimension.h"
 
 #include <gtest/gtest.h>
 

@@ -1,11 +1,11 @@
-#include "mesh/mesh.h"
+#include "meshsim/mesh/mesh.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "mesh/error.h"
+#include "meshsim/mesh/error.h"
 #include "support/expect_error.h"
 
 namespace meshsim {

@@ -1,12 +1,12 @@
-#include "mesh/partition_spec.h"
+#include "meshsim/mesh/partition_spec.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "mesh/abstract_mesh.h"
-#include "mesh/error.h"
+#include "meshsim/mesh/abstract_mesh.h"
+#include "meshsim/mesh/error.h"
 #include "support/expect_error.h"
 
 namespace meshsim {

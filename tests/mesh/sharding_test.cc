@@ -1,4 +1,4 @@
-#include "mesh/sharding.h"
+#include "meshsim/mesh/sharding.h"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <tuple>
 #include <vector>
 
-#include "mesh/error.h"
+#include "meshsim/mesh/error.h"
 #include "support/expect_error.h"
 
 namespace meshsim {

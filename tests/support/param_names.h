@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "mesh/axis_groups.h"
+#include "meshsim/mesh/axis_groups.h"
 
 namespace meshsim::testing_names {
 

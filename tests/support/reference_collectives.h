@@ -24,7 +24,7 @@
 #include <utility>
 #include <vector>
 
-#include "meshsim.h"
+#include "meshsim/meshsim.h"
 
 namespace meshsim::reference {
 

@@ -1,0 +1,68 @@
+#include "meshsim/collectives/all_gather.h"
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
+#include "meshsim/collectives/internal/axis_checks.h"
+#include "meshsim/collectives/internal/meeting.h"
+#include "meshsim/runtime/array/internal/box_copy.h"
+
+namespace meshsim {
+
+// The direct all-gather.
+// Words: n = group size, S = bytes of x, rank = place in the group. Seen as
+// `rows` rows of `run` contiguous elements (rows = product of the dims before
+// `axis`), output row o is row o of every input, side by side in rank order.
+// That holds for stacking and tiling alike: a new dim of size 1 at `axis`
+// does not move memory.
+// Small (n·n·S <= Meeting::kLeaderBytes): the last member to arrive copies every input
+//   into every output before it releases the group. 1 barrier; the leader
+//   moves n·n·S bytes.
+// Large: after the meeting each member copies all n inputs, read in place,
+//   into its own output, then meets again (departure) so that no input is
+//   released while a peer still reads it. 2 barriers; each member reads and
+//   writes n·S bytes.
+Array all_gather(DeviceContext& ctx, const Array& x, AxisNames axes,
+                 const AllGatherOptions& options) {
+  static constexpr const char* kOp = "all_gather";
+  Meeting meeting(ctx, axes, options.axis_index_groups, kOp);
+  detail::require_equal_group_sizes(ctx, meeting.group_set(), kOp);
+  const int n = meeting.size();
+  const int axis = detail::canonicalize_axis(options.axis, x.rank() + (options.tiled ? 0 : 1),
+                                             "axis", kOp, axes, x.shape());
+
+  Shape out_shape = x.shape();
+  if (options.tiled) {
+    out_shape[axis] *= n;
+  } else {
+    out_shape.insert(out_shape.begin() + axis, n);
+  }
+  Array out = Array::empty(std::move(out_shape), x.dtype());
+  std::byte* const out_bytes = out.mutable_bytes();
+  meeting.publish(CollectiveCall(kOp, x.dtype(), x.shape())
+                      .param("axis", axis)
+                      .param("tiled", options.tiled),
+                  x.bytes(), out_bytes);
+
+  int64_t rows = 1;
+  for (int d = 0; d < axis; ++d) rows *= x.shape()[d];
+  int64_t run = 1;
+  for (int d = axis; d < x.rank(); ++d) run *= x.shape()[d];
+  const size_t esize = dtype_size(x.dtype());
+  const std::array<int64_t, 2> chunk = {rows, run}, whole = {rows, n * run}, origin = {0, 0};
+  const BoxCopy copy(esize, chunk, chunk, origin, whole, origin);
+  const auto gather_into = [&](void* dst) {
+    if (x.size() == 0) return;
+    for (int r = 0; r < n; ++r) {
+      copy.copy_all(static_cast<const std::byte*>(meeting.peer(r).input),
+                    static_cast<std::byte*>(dst) + r * run * static_cast<int64_t>(esize));
+    }
+  };
+
+  meeting.run_direct(static_cast<size_t>(n) * n * x.nbytes(),
+                     [&](int, void* output) { gather_into(output); });
+  return out;
+}
+
+}  // namespace meshsim

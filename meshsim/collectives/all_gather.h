@@ -1,0 +1,33 @@
+#pragma once
+// jax.lax.all_gather: every member of a group receives the inputs of all
+// members, in rank order (the axis index over `axes`, or the position in its
+// axis_index_group: with groups [[0, 2], [3, 1]], axis index 3 comes first in
+// its group). Every member receives bitwise identical results.
+//
+// Stacked (tiled = false): the output has a new dimension of size group_size
+//   at `axis`, which indexes x.rank() + 1 dimensions (-1: a new last dim).
+// Tiled: the inputs are concatenated along the existing dimension `axis`,
+//   which becomes group_size times longer.
+//
+// Errors, on the device that passed the argument: ShapeError for an `axis`
+// out of range; GroupError for axis_index_groups that do not cover every
+// axis index once or differ in size; AxisError for an unknown axis. Members
+// that disagree on dtype, shape, axis or tiled get CollectiveMismatchError.
+
+#include "meshsim/mesh/axis_groups.h"
+#include "meshsim/runtime/array/array.h"
+#include "meshsim/runtime/comm/axis_names.h"
+#include "meshsim/runtime/exec/device_context.h"
+
+namespace meshsim {
+
+struct AllGatherOptions {
+  int axis = 0;
+  bool tiled = false;
+  AxisIndexGroups axis_index_groups = {};
+};
+
+Array all_gather(DeviceContext& ctx, const Array& x, AxisNames axes,
+                 const AllGatherOptions& options = {});
+
+}  // namespace meshsim

@@ -1,0 +1,167 @@
+#include "meshsim/collectives/all_to_all.h"
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "meshsim/collectives/internal/axis_checks.h"
+#include "meshsim/collectives/internal/meeting.h"
+#include "meshsim/mesh/error.h"
+#include "meshsim/runtime/array/internal/box_copy.h"
+
+namespace meshsim {
+namespace {
+
+// x and the output seen as five dims [P, A, M, B, Q]: A and B are the split
+// and concat dims in memory order, P, M and Q the products of the dims
+// before, between and after them ([P, A, 1, 1, Q] when they are the same
+// dim). `split_at` and `concat_at` (1 or 3) say where each of the two sits.
+struct Layout {
+  std::array<int64_t, 5> in{}, chunk{}, out{};
+  int split_at = 1;
+  int concat_at = 1;
+};
+
+// The layout of the tiled all_to_all of an array whose shape is `shape` with
+// a dim of size 1 inserted at `unit` (-1: none). JAX runs a stacked
+// all_to_all as exactly that (expand_dims, tiled, squeeze), and a dim of
+// size 1 moves no memory, so one copy plan serves both.
+Layout layout_of(std::span<const int64_t> shape, int unit, int split, int concat, int n) {
+  const int rank = static_cast<int>(shape.size()) + (unit >= 0 ? 1 : 0);
+  const auto dim = [&](int d) -> int64_t {
+    if (unit < 0 || d < unit) return shape[d];
+    return d == unit ? 1 : shape[d - 1];
+  };
+  const auto product = [&](int begin, int end) {
+    int64_t p = 1;
+    for (int d = begin; d < end; ++d) p *= dim(d);
+    return p;
+  };
+  const int lo = std::min(split, concat), hi = std::max(split, concat);
+  Layout l;
+  if (lo == hi) {
+    l.in = {product(0, lo), dim(lo), 1, 1, product(lo + 1, rank)};
+  } else {
+    l.in = {product(0, lo), dim(lo), product(lo + 1, hi), dim(hi), product(hi + 1, rank)};
+    l.split_at = split == hi ? 3 : 1;
+    l.concat_at = concat == hi ? 3 : 1;
+  }
+  l.chunk = l.in;
+  l.chunk[l.split_at] /= n;
+  l.out = l.chunk;
+  l.out[l.concat_at] *= n;
+  return l;
+}
+
+// Bytes between consecutive indices of dim k of a row-major `shape`.
+int64_t byte_stride(const std::array<int64_t, 5>& shape, int k, size_t esize) {
+  int64_t stride = static_cast<int64_t>(esize);
+  for (int d = k + 1; d < 5; ++d) stride *= shape[d];
+  return stride;
+}
+
+// How messages name the call and its axis arguments. pswapaxes has one axis
+// argument, used as both split and concat axis.
+struct CallNames {
+  const char* op;
+  const char* split;
+  const char* concat;  // null for pswapaxes
+};
+constexpr CallNames kAllToAll{"all_to_all", "split_axis", "concat_axis"};
+constexpr CallNames kPswapaxes{"pswapaxes", "axis", nullptr};
+
+// The direct all-to-all.
+// Words: n = group size, S = bytes of x, rank = place in the group, chunk j =
+// the j-th of the n blocks of x along split_axis. Rank r's output holds chunk
+// r of every member, at block s of concat_axis for sender s.
+// Small (n·S <= Meeting::kLeaderBytes): the last member to arrive copies every chunk to
+//   its receiver before it releases the group. 1 barrier; the leader moves
+//   n·S bytes.
+// Large: after the meeting each member copies its n chunks from the inputs,
+//   read in place, into its own output, then meets again (departure) so that
+//   no input is released while a peer still reads it. 2 barriers; each member
+//   reads and writes S bytes.
+Array all_to_all_impl(DeviceContext& ctx, const CallNames& names, const Array& x, AxisNames axes,
+                      int split_axis, int concat_axis, bool tiled,
+                      const AxisIndexGroups& index_groups) {
+  const char* const op = names.op;
+  Meeting meeting(ctx, axes, index_groups, op);
+  detail::require_equal_group_sizes(ctx, meeting.group_set(), op);
+  const int n = meeting.size();
+  const int split =
+      detail::canonicalize_axis(split_axis, x.rank(), names.split, op, axes, x.shape());
+  const int concat =
+      names.concat == nullptr
+          ? split
+          : detail::canonicalize_axis(concat_axis, x.rank(), names.concat, op, axes, x.shape());
+  const int64_t extent = x.shape()[split];
+  if (tiled ? extent % n != 0 : extent != n) {
+    throw ShapeError(std::string(op) + " over " + axes.to_string() + ": " + names.split + "=" +
+                     std::to_string(split_axis) + " of x of shape " + shape_to_string(x.shape()) +
+                     " has size " + std::to_string(extent) +
+                     (tiled ? ", which is not divisible by the group size "
+                            : ", which must equal the group size ") +
+                     std::to_string(n));
+  }
+
+  Shape out_shape = x.shape();
+  Layout layout;
+  if (tiled) {
+    out_shape[split] /= n;
+    out_shape[concat] *= n;
+    layout = layout_of(x.shape(), -1, split, concat, n);
+  } else {
+    out_shape.erase(out_shape.begin() + split);
+    out_shape.insert(out_shape.begin() + concat, n);
+    if (split < concat) {
+      layout = layout_of(x.shape(), concat + 1, split, concat + 1, n);
+    } else if (split == concat) {
+      layout = layout_of(x.shape(), -1, split, concat, n);
+    } else {
+      layout = layout_of(x.shape(), concat, split + 1, concat, n);
+    }
+  }
+  Array out = Array::empty(std::move(out_shape), x.dtype());
+  std::byte* const out_bytes = out.mutable_bytes();
+  CollectiveCall call(op, x.dtype(), x.shape());
+  call.param(names.split, split);
+  if (names.concat != nullptr) call.param(names.concat, concat).param("tiled", tiled);
+  meeting.publish(call, x.bytes(), out_bytes);
+
+  const size_t esize = dtype_size(x.dtype());
+  const std::array<int64_t, 5> origin{};
+  const BoxCopy copy(esize, layout.chunk, layout.in, origin, layout.out, origin);
+  const int64_t chunk_step =
+      layout.chunk[layout.split_at] * byte_stride(layout.in, layout.split_at, esize);
+  const int64_t block_step =
+      layout.chunk[layout.concat_at] * byte_stride(layout.out, layout.concat_at, esize);
+  const auto receive_into = [&](int rank, void* dst) {
+    if (x.size() == 0) return;
+    for (int s = 0; s < n; ++s) {
+      copy.copy_all(static_cast<const std::byte*>(meeting.peer(s).input) + rank * chunk_step,
+                    static_cast<std::byte*>(dst) + s * block_step);
+    }
+  };
+
+  meeting.run_direct(static_cast<size_t>(n) * x.nbytes(), receive_into);
+  return out;
+}
+
+}  // namespace
+
+Array all_to_all(DeviceContext& ctx, const Array& x, AxisNames axes, int split_axis,
+                 int concat_axis, const AllToAllOptions& options) {
+  return all_to_all_impl(ctx, kAllToAll, x, axes, split_axis, concat_axis, options.tiled,
+                         options.axis_index_groups);
+}
+
+Array pswapaxes(DeviceContext& ctx, const Array& x, AxisNames axes, int axis,
+                const AxisIndexGroups& axis_index_groups) {
+  return all_to_all_impl(ctx, kPswapaxes, x, axes, axis, axis, /*tiled=*/false,
+                         axis_index_groups);
+}
+
+}  // namespace meshsim

@@ -1,0 +1,61 @@
+#pragma once
+// Asynchronous collectives, as JAX's *_start / *_done pairs:
+//
+//   Pending h = psum_start(ctx, x, "x");
+//   ... compute ...
+//   Array y = h.done();
+//
+// A start performs the collective's exchange with its group at once — every
+// member meets in the group rendezvous in issue order, exactly as the
+// synchronous form — and the handle keeps the result until done() hands it
+// over. The device is free to compute between start and done, and any number
+// of handles may be pending at once, on the same or different groups. Because
+// members meet at start, SPMD programs (every member issues its starts in the
+// same order) behave as on hardware; a program whose members issue starts in
+// different orders gets the same CollectiveMismatchError or DeadlockError as
+// the synchronous form would.
+
+#include <optional>
+
+#include <span>
+#include <utility>
+
+#include "meshsim/collectives/all_gather.h"
+#include "meshsim/collectives/all_to_all.h"
+#include "meshsim/collectives/pbroadcast.h"
+#include "meshsim/collectives/ppermute.h"
+#include "meshsim/collectives/psum_scatter.h"
+#include "meshsim/collectives/reductions.h"
+#include "meshsim/runtime/array/array.h"
+
+namespace meshsim {
+
+class Pending {
+ public:
+  explicit Pending(Array result, const char* op) : result_(std::move(result)), op_(op) {}
+  Pending(Pending&&) = default;
+  Pending& operator=(Pending&&) = default;
+
+  // The collective's result. RuntimeUsageError on a second call.
+  Array done();
+  bool is_done() const { return !result_.has_value(); }
+
+ private:
+  std::optional<Array> result_;
+  const char* op_;
+};
+
+// Same parameters and errors as the synchronous forms.
+Pending psum_start(DeviceContext& ctx, const Array& x, AxisNames axes,
+                   const AxisIndexGroups& axis_index_groups = {});
+Pending all_gather_start(DeviceContext& ctx, const Array& x, AxisNames axes,
+                         const AllGatherOptions& options = {});
+Pending psum_scatter_start(DeviceContext& ctx, const Array& x, AxisNames axes,
+                           const PsumScatterOptions& options = {});
+Pending all_to_all_start(DeviceContext& ctx, const Array& x, AxisNames axes, int split_axis,
+                         int concat_axis, const AllToAllOptions& options = {});
+Pending pbroadcast_start(DeviceContext& ctx, const Array& x, AxisNames axes, int source);
+Pending ppermute_start(DeviceContext& ctx, const Array& x, AxisNames axes,
+                       ArgSpan<std::pair<int, int>> perm);
+
+}  // namespace meshsim

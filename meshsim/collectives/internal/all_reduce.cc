@@ -1,0 +1,68 @@
+#include "meshsim/collectives/internal/all_reduce.h"
+
+#include <cstring>
+
+#include "meshsim/collectives/internal/meeting.h"
+
+namespace meshsim::detail {
+namespace {
+
+// Elements [begin, end) of the slice that `rank` of `n` reduces: near-equal,
+// with slice borders on 64-byte boundaries where possible.
+std::pair<int64_t, int64_t> slice_of(int rank, int n, int64_t count, size_t element_size) {
+  const int64_t per_line = std::max<int64_t>(1, 64 / static_cast<int64_t>(element_size));
+  const int64_t lines = (count + per_line - 1) / per_line;
+  const int64_t begin = std::min(count, lines * rank / n * per_line);
+  const int64_t end = std::min(count, lines * (rank + 1) / n * per_line);
+  return {begin, end};
+}
+
+}  // namespace
+
+Array all_reduce(DeviceContext& ctx, const char* op_name, ReduceOp op, const Array& x,
+                 AxisNames axes, const AxisIndexGroups& index_groups) {
+  Meeting meeting(ctx, axes, index_groups, op_name);
+  const DType out_dtype = reduce_output_dtype(op, x.dtype());
+  Array out = Array::empty(x.shape(), out_dtype);
+  const int64_t count = x.size();
+  std::byte* const out_bytes = out.mutable_bytes();
+  const int n = meeting.size();
+  const int rank = meeting.rank();
+  meeting.publish(CollectiveCall(op_name, x.dtype(), x.shape()), x.bytes(), out_bytes);
+  const auto input_of = [&](int r) { return meeting.peer(r).input; };
+
+  if (x.nbytes() * n <= Meeting::kLeaderBytes) {
+    meeting.meet([&] {
+      reduce_into(op, x.dtype(), n, input_of, out_bytes, count);
+      for (int r = 0; r < n; ++r) {
+        if (r != rank) std::memcpy(meeting.peer(r).output, out_bytes, out.nbytes());
+      }
+    });
+    return out;
+  }
+
+  const size_t esize = dtype_size(out_dtype);
+  const size_t in_esize = dtype_size(x.dtype());
+  meeting.meet();
+  {
+    const auto [begin, end] = slice_of(rank, n, count, esize);
+    reduce_into(op, x.dtype(), n,
+                [&](int r) {
+                  return static_cast<const void*>(static_cast<const std::byte*>(input_of(r)) +
+                                                  begin * in_esize);
+                },
+                out_bytes + begin * esize, end - begin);
+  }
+  meeting.arrive();
+  for (int r = 0; r < n; ++r) {
+    if (r == rank) continue;
+    const auto [begin, end] = slice_of(r, n, count, esize);
+    std::memcpy(out_bytes + begin * esize,
+                static_cast<const std::byte*>(meeting.peer(r).output) + begin * esize,
+                (end - begin) * esize);
+  }
+  meeting.arrive();  // departure: peers are done reading our output
+  return out;
+}
+
+}  // namespace meshsim::detail

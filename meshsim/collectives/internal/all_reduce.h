@@ -1,0 +1,27 @@
+#pragma once
+// The direct (shared-memory, zero-copy) all-reduce behind psum / pmax / pmin.
+//
+// Words: n = group size, S = bytes per member, rank = position in the group.
+// Small (n·S <= Meeting::kLeaderBytes): one meeting. The last member to arrive (the
+//   leader) reduces all inputs in place, in rank order, and writes the result
+//   into every member's output before it releases them. Cost: 1 barrier; the
+//   leader reads n·S and writes n·S bytes.
+// Large: every member reduces its own 1/n slice of the elements over all
+//   inputs into its output (reduce-scatter, reading peers in place), meets,
+//   copies the other slices from the peers' outputs (all-gather), and meets
+//   again before leaving so no peer still reads its output. Cost: 3 barriers;
+//   each member reads S + (n-1)/n·S and writes S bytes.
+// Both paths give the same bits: every element is reduced once, in rank order.
+
+#include "meshsim/collectives/internal/reduction.h"
+#include "meshsim/mesh/axis_groups.h"
+#include "meshsim/runtime/array/array.h"
+#include "meshsim/runtime/comm/axis_names.h"
+#include "meshsim/runtime/exec/device_context.h"
+
+namespace meshsim::detail {
+
+Array all_reduce(DeviceContext& ctx, const char* op_name, ReduceOp op, const Array& x,
+                 AxisNames axes, const AxisIndexGroups& index_groups);
+
+}  // namespace meshsim::detail

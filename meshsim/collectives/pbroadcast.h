@@ -1,0 +1,22 @@
+#pragma once
+// jax.lax.pbroadcast: every member of each group over `axes` (one axis or
+// several, major-to-minor) receives the x of the member at axis index
+// `source` — JAX's psum(where(axis_index(axes) == source, x, 0), axes),
+// without the arithmetic, so every dtype and every bit pattern (-0.0, NaN) is
+// kept.
+//
+// InvalidArgumentError naming the source and the axis size unless
+// 0 <= source < axis_size. Every member must pass the same source, dtype and
+// shape, else every member gets CollectiveMismatchError. The result shares
+// storage with the source's x (copy-on-write, runtime/array.h): no element is
+// copied.
+
+#include "meshsim/runtime/array/array.h"
+#include "meshsim/runtime/comm/axis_names.h"
+#include "meshsim/runtime/exec/device_context.h"
+
+namespace meshsim {
+
+Array pbroadcast(DeviceContext& ctx, const Array& x, AxisNames axes, int source);
+
+}  // namespace meshsim

@@ -1,0 +1,81 @@
+#include "meshsim/collectives/psum_scatter.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "meshsim/collectives/internal/axis_checks.h"
+#include "meshsim/collectives/internal/meeting.h"
+#include "meshsim/collectives/internal/reduction.h"
+#include "meshsim/mesh/error.h"
+
+namespace meshsim {
+
+// The direct reduce-scatter.
+// Words: n = group size, S = bytes of x, rank = place in the group. Seen as
+// `rows` rows of n parts of `run` elements each (rows = product of the dims
+// before scatter_dimension), rank r's output row o is the rank-order sum of
+// part r of row o over all n inputs.
+// Small (n·S <= Meeting::kLeaderBytes): the last member to arrive reduces every part
+//   into its owner's output before it releases the group. 1 barrier; the
+//   leader reads n·S bytes.
+// Large: after the meeting each member reduces its own parts, reading the
+//   inputs in place, then meets again (departure) so that no input is
+//   released while a peer still reads it. 2 barriers; each member reads S and
+//   writes S/n bytes.
+Array psum_scatter(DeviceContext& ctx, const Array& x, AxisNames axes,
+                   const PsumScatterOptions& options) {
+  static constexpr const char* kOp = "psum_scatter";
+  Meeting meeting(ctx, axes, options.axis_index_groups, kOp);
+  detail::require_equal_group_sizes(ctx, meeting.group_set(), kOp);
+  const int n = meeting.size();
+  const int dim = detail::canonicalize_axis(options.scatter_dimension, x.rank(),
+                                            "scatter_dimension", kOp, axes, x.shape());
+  const int64_t extent = x.shape()[dim];
+  if (options.tiled ? extent % n != 0 : extent != n) {
+    throw ShapeError(std::string(kOp) + " over " + axes.to_string() + ": scatter_dimension=" +
+                     std::to_string(options.scatter_dimension) + " of x of shape " +
+                     shape_to_string(x.shape()) + " has size " + std::to_string(extent) +
+                     (options.tiled ? ", which is not divisible by the group size "
+                                    : ", which must equal the group size ") +
+                     std::to_string(n));
+  }
+
+  Shape out_shape = x.shape();
+  if (options.tiled) {
+    out_shape[dim] = extent / n;
+  } else {
+    out_shape.erase(out_shape.begin() + dim);
+  }
+  const DType out_dtype = reduce_output_dtype(ReduceOp::kSum, x.dtype());
+  Array out = Array::empty(std::move(out_shape), out_dtype);
+  std::byte* const out_bytes = out.mutable_bytes();
+  meeting.publish(CollectiveCall(kOp, x.dtype(), x.shape())
+                      .param("scatter_dimension", dim)
+                      .param("tiled", options.tiled),
+                  x.bytes(), out_bytes);
+
+  int64_t rows = 1;
+  for (int d = 0; d < dim; ++d) rows *= x.shape()[d];
+  const int64_t row = rows == 0 ? 0 : x.size() / rows;
+  const int64_t run = row / n;
+  const int64_t in_esize = static_cast<int64_t>(dtype_size(x.dtype()));
+  const int64_t out_esize = static_cast<int64_t>(dtype_size(out_dtype));
+  const auto reduce_part = [&](int rank, void* dst) {
+    if (x.size() == 0) return;
+    for (int64_t o = 0; o < rows; ++o) {
+      const int64_t offset = (o * row + rank * run) * in_esize;
+      reduce_into(ReduceOp::kSum, x.dtype(), n,
+                  [&](int r) {
+                    return static_cast<const void*>(
+                        static_cast<const std::byte*>(meeting.peer(r).input) + offset);
+                  },
+                  static_cast<std::byte*>(dst) + o * run * out_esize, run);
+    }
+  };
+
+  meeting.run_direct(static_cast<size_t>(n) * x.nbytes(), reduce_part);
+  return out;
+}
+
+}  // namespace meshsim

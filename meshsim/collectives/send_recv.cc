@@ -1,0 +1,42 @@
+#include "meshsim/collectives/send_recv.h"
+
+#include <string>
+
+#include "meshsim/collectives/ppermute.h"
+#include "meshsim/mesh/error.h"
+#include "meshsim/runtime/exec/internal/device_hooks.h"
+
+namespace meshsim {
+
+Token psend(DeviceContext& ctx, const Array& x, AxisNames axes,
+            ArgSpan<std::pair<int, int>> perm, Token /*after*/) {
+  const GroupRef group = DeviceHooks::group(ctx, axes);
+  const OpScope scope(ctx, "psend", group.rendezvous);
+  const int destination =
+      detail::perm_route(perm, group.rank, group.rendezvous->size(), "psend", axes).destination;
+  if (destination >= 0) group.channels->between(group.rank, destination).send(DeviceHooks::waiter(ctx), x);
+  return {};
+}
+
+Array precv(DeviceContext& ctx, Token /*after*/, Shape shape, DType dtype, AxisNames axes,
+            ArgSpan<std::pair<int, int>> perm) {
+  const GroupRef group = DeviceHooks::group(ctx, axes);
+  const OpScope scope(ctx, "precv", group.rendezvous);
+  const int source =
+      detail::perm_route(perm, group.rank, group.rendezvous->size(), "precv", axes).source;
+  if (source < 0) return Array::zeros(std::move(shape), dtype);
+  Array message = group.channels->between(source, group.rank).receive(DeviceHooks::waiter(ctx));
+  if (message.dtype() != dtype || message.shape() != shape) {
+    const std::string what =
+        "precv over " + axes.to_string() + " on axis index " + std::to_string(group.rank) +
+        " expected " + std::string(dtype_name(dtype)) + shape_to_string(shape) +
+        " but axis index " + std::to_string(source) + " (device " +
+        std::to_string(group.rendezvous->device_ids()[source]) + ") sent " +
+        std::string(dtype_name(message.dtype())) + shape_to_string(message.shape());
+    if (message.dtype() != dtype) throw DTypeError(what);
+    throw ShapeError(what);
+  }
+  return message;
+}
+
+}  // namespace meshsim

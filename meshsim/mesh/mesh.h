@@ -1,0 +1,56 @@
+#pragma once
+// Mesh: an AbstractMesh plus the runtime device id placed at each mesh
+// position. Two meshes of the same shape on different devices (e.g. devices
+// 0-3 and 4-7) share every shape-only plan; only the id lookup differs.
+
+#include <optional>
+#include <ostream>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "meshsim/mesh/abstract_mesh.h"
+
+namespace meshsim {
+
+class Mesh {
+ public:
+  // Device ids 0..size-1 in row-major position order.
+  explicit Mesh(AbstractMesh shape);
+  // device_ids[p] is the device at mesh position p. Throws MeshError on a
+  // wrong count, a negative id or a repeated id.
+  Mesh(AbstractMesh shape, std::vector<int> device_ids);
+  // Mesh(AbstractMesh(axes)).
+  static Mesh make(std::vector<std::pair<std::string, int>> axes);
+
+  const AbstractMesh& abstract_mesh() const { return shape_; }
+  const std::vector<int>& device_ids() const { return device_ids_; }
+  int size() const { return shape_.size(); }
+
+  // InvalidArgumentError unless 0 <= position < size().
+  int device_at(int position) const;
+  // The mesh position of a device, or nullopt if the device is not in the mesh.
+  std::optional<int> find_position(int device_id) const;
+  // Like find_position, but throws MeshError naming the device and the mesh.
+  int position_of(int device_id) const;
+  std::vector<int> coords_of_device(int device_id) const;
+
+  // "Mesh(x=2, y=2)" for the default ids, else "Mesh(x=2, y=2; devices=[4, 5, 6, 7])".
+  std::string to_string() const;
+
+  bool operator==(const Mesh& other) const {
+    return shape_ == other.shape_ && device_ids_ == other.device_ids_;
+  }
+
+ private:
+  AbstractMesh shape_;
+  std::vector<int> device_ids_;
+  std::unordered_map<int, int> position_of_;  // device id -> mesh position
+};
+
+inline std::ostream& operator<<(std::ostream& os, const Mesh& mesh) {
+  return os << mesh.to_string();
+}
+
+}  // namespace meshsim

@@ -1,0 +1,198 @@
+#pragma once
+// Array: the dtype-erased, row-major N-d array that every shard, collective
+// input and collective output is.
+//
+// Storage is 64-byte aligned and shared between copies, so copying an Array
+// (into a rendezvous slot, a result vector, a lambda capture) costs a shape
+// copy and a reference count, never the data. Every mutable accessor copies
+// the storage first if another Array shares it (copy-on-write), so a copy
+// never sees writes made through another copy. The consequence for callers:
+// a pointer or span obtained from a mutable accessor is only safe to write
+// through until this Array is next copied.
+//
+// Thread safety: like std::shared_ptr. Distinct Array objects may be used from
+// different threads even if they share storage (reads anywhere, and a write
+// always goes to storage no other Array sees). One Array object must not be
+// mutated while another thread reads or copies it.
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <iosfwd>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "meshsim/runtime/array/dtype.h"
+
+namespace meshsim {
+
+using Shape = std::vector<int64_t>;
+
+// The product of the dims (1 for a scalar). ShapeError naming the shape if a
+// dim is negative or the product overflows int64_t.
+int64_t num_elements(std::span<const int64_t> shape);
+// "(4, 2)"; a 1-d shape is "(4)" and a scalar "()". Also used for indices.
+std::string shape_to_string(std::span<const int64_t> shape);
+
+class Array {
+ public:
+  // float32 of shape (0). Holds no storage.
+  Array();
+
+  // Factories. A negative dim is a ShapeError naming the shape.
+  // Uninitialized elements.
+  static Array empty(Shape shape, DType dtype);
+  static Array zeros(Shape shape, DType dtype);
+  // `value` converted as by astype from float64 (bool: value != 0).
+  static Array full(Shape shape, DType dtype, double value);
+  // Element i (row-major) is i converted to the dtype: integers wrap modulo
+  // their width, floats round to nearest, and bool is i % 2 != 0 so that a
+  // bool iota still has distinct neighbours.
+  static Array iota(Shape shape, DType dtype);
+  // `values` in row-major order; the dtype is dtype_of<T>(). ShapeError
+  // naming the shape and the count if values.size() != num_elements(shape).
+  // T is given explicitly: Array::from_values<float>({2, 2}, {1, 2, 3, 4}).
+  template <class T>
+  static Array from_values(Shape shape, std::span<const T> values);
+  template <class T>
+  static Array from_values(Shape shape, std::initializer_list<T> values) {
+    return from_values<T>(std::move(shape), std::span<const T>(values.begin(), values.size()));
+  }
+  // A rank-0 array.
+  template <class T>
+  static Array scalar(T value) {
+    return from_values<T>({}, std::span<const T>(&value, 1));
+  }
+
+  DType dtype() const { return dtype_; }
+  const Shape& shape() const { return shape_; }
+  int rank() const { return static_cast<int>(shape_.size()); }
+  // Number of elements.
+  int64_t size() const { return size_; }
+  size_t nbytes() const { return static_cast<size_t>(size_) * dtype_size(dtype_); }
+  // dim(-1) is the last dim. ShapeError naming d and the shape if out of range.
+  int64_t dim(int d) const;
+
+  // Pointers and spans into the storage stay valid while some Array holding
+  // it lives: not past the end of the statement for a temporary Array.
+  // 64-byte aligned; null when nbytes() == 0.
+  const std::byte* bytes() const { return storage_.data(); }
+  // Copy-on-write: unshares the storage first.
+  std::byte* mutable_bytes();
+  // DTypeError naming T's dtype and the array's if they differ.
+  template <class T>
+  std::span<const T> span() const {
+    check_dtype(dtype_of<T>(), "span");
+    return {reinterpret_cast<const T*>(bytes()), static_cast<size_t>(size_)};
+  }
+  // Copy-on-write, like mutable_bytes.
+  template <class T>
+  std::span<T> mutable_span() {
+    check_dtype(dtype_of<T>(), "mutable_span");
+    return {reinterpret_cast<T*>(mutable_bytes()), static_cast<size_t>(size_)};
+  }
+  // One element by multi-index (one entry per dim, none for a scalar).
+  // DTypeError as for span; ShapeError naming the index and the shape if the
+  // index has the wrong length or is out of bounds (negative included).
+  template <class T>
+  T at(std::initializer_list<int64_t> index) const {
+    check_dtype(dtype_of<T>(), "at");
+    return reinterpret_cast<const T*>(bytes())[flat_index({index.begin(), index.size()})];
+  }
+  // Copy-on-write. T must be the dtype's type: set({0}, 1.0) on a float32
+  // array is a DTypeError, write set({0}, 1.0f).
+  template <class T>
+  void set(std::initializer_list<int64_t> index, T value) {
+    check_dtype(dtype_of<T>(), "set");
+    const int64_t flat = flat_index({index.begin(), index.size()});
+    reinterpret_cast<T*>(mutable_bytes())[flat] = value;
+  }
+
+  // The same storage with a new shape. One dim may be -1: it is inferred.
+  // ShapeError naming both shapes if the element counts differ.
+  Array reshape(Shape shape) const;
+  // A deep copy that shares nothing.
+  Array clone() const;
+  // Elementwise conversion, as numpy's astype: bool -> 0/1, x -> bool is
+  // x != 0, float -> int truncates toward zero (NaN -> 0; out-of-range values
+  // saturate instead of being undefined), int -> int wraps, float -> float
+  // rounds to nearest (float64 -> 16-bit floats via float32). The same dtype
+  // returns a copy sharing storage.
+  Array astype(DType dtype) const;
+  bool shares_storage_with(const Array& other) const {
+    return storage_.data() != nullptr && storage_.data() == other.storage_.data();
+  }
+
+  // numpy-like, e.g. "[[0 1 2]\n [3 4 5]] dtype=int32 shape=(2, 3)". Arrays of
+  // more than 1000 elements show the first and last 3 items of each dim
+  // around "...", so printing any array is fast.
+  std::string to_string() const;
+
+ private:
+  // A reference-counted, 64-byte-aligned block of bytes. unique() is an
+  // acquire load that pairs with the release in the destructor, so an owner
+  // that finds itself alone also sees every read former co-owners made before
+  // letting go, and may write in place. (std::shared_ptr::use_count is a
+  // relaxed load and gives no such ordering.)
+  class Storage {
+   public:
+    // Of the data; also the size of the header that holds the count.
+    static constexpr size_t kAlignment = 64;
+
+    Storage() = default;
+    explicit Storage(size_t nbytes);
+    Storage(const Storage& other) noexcept;
+    Storage(Storage&& other) noexcept : block_(std::exchange(other.block_, nullptr)) {}
+    Storage& operator=(Storage other) noexcept {
+      std::swap(block_, other.block_);
+      return *this;
+    }
+    ~Storage();
+    std::byte* data() const {
+      return block_ ? reinterpret_cast<std::byte*>(block_) + kAlignment : nullptr;
+    }
+    // True also for no storage: there is nothing to share.
+    bool unique() const;
+
+   private:
+    struct Block;
+    Block* block_ = nullptr;
+  };
+
+  // Allocates uninitialized storage.
+  Array(Shape shape, DType dtype);
+  static void check_value_count(const Shape& shape, size_t count);
+  void check_dtype(DType requested, const char* accessor) const;
+  int64_t flat_index(std::span<const int64_t> index) const;
+
+  DType dtype_;
+  Shape shape_;
+  int64_t size_;
+  Storage storage_;
+};
+
+std::ostream& operator<<(std::ostream& os, const Array& array);
+
+// Same dtype, same shape and bitwise-equal elements: -0.0 != 0.0, and a NaN
+// equals a NaN with the same bits. This is the replication check's notion.
+bool array_equal(const Array& a, const Array& b);
+// Same dtype and shape, and |a - b| <= atol + rtol * |b| elementwise in
+// float64 (not symmetric, as numpy). Equal infinities are close; NaN is never
+// close, even to NaN.
+bool allclose(const Array& a, const Array& b, double rtol = 1e-5, double atol = 1e-8);
+// "" if array_equal(a, b). Otherwise says why not: both dtypes, both shapes,
+// or the first (row-major) differing multi-index and both values there.
+std::string first_difference(const Array& a, const Array& b);
+
+template <class T>
+Array Array::from_values(Shape shape, std::span<const T> values) {
+  check_value_count(shape, values.size());
+  Array out(std::move(shape), dtype_of<T>());
+  std::copy(values.begin(), values.end(), out.mutable_span<T>().begin());
+  return out;
+}
+
+}  // namespace meshsim

@@ -1,0 +1,64 @@
+#include "meshsim/runtime/comm/internal/mesh_state.h"
+
+namespace meshsim {
+
+MeshState::MeshState(Mesh mesh) : mesh_(std::move(mesh)) {
+  coords_.reserve(mesh_.size());
+  for (int p = 0; p < mesh_.size(); ++p) coords_.push_back(mesh_.abstract_mesh().coords(p));
+}
+
+GroupRef MeshState::group(AxisNames axes, const AxisIndexGroups& index_groups, int position) {
+  std::lock_guard lock(mu_);
+  GroupSet* set = nullptr;
+  for (GroupSet& candidate : sets_) {
+    if (axes.equals(candidate.axes) && candidate.index_groups == index_groups) {
+      set = &candidate;
+      break;
+    }
+  }
+  if (set == nullptr) {
+    GroupSet fresh;
+    fresh.axes = axes.to_vector();
+    fresh.index_groups = index_groups;
+    fresh.layout = device_groups(mesh_.abstract_mesh(), fresh.axes, index_groups,
+                                 /*require_equal_sizes=*/false);
+    const auto& members = fresh.layout.members;
+    for (size_t g = 0; g < members.size(); ++g) {
+      fresh.equal_sizes = fresh.equal_sizes && members[g].size() == members[0].size();
+      std::vector<int> ids;
+      for (int p : members[g]) ids.push_back(mesh_.device_at(p));
+      fresh.rendezvous.push_back(std::make_unique<Rendezvous>(
+          std::move(ids), "axes " + axes.to_string() + ", group " + std::to_string(g) + " of " +
+                              std::to_string(members.size())));
+      fresh.channels.push_back(
+          std::make_unique<GroupChannels>(static_cast<int>(members[g].size()), &channels_used_));
+    }
+    set = &sets_.emplace_back(std::move(fresh));
+  }
+  const int g = set->layout.group_of[position];
+  return {set, set->rendezvous[g].get(), set->layout.rank_of[position], set->channels[g].get()};
+}
+
+void MeshState::reset_after_abort() {
+  std::lock_guard lock(mu_);
+  for (GroupSet& set : sets_) {
+    for (auto& r : set.rendezvous) r->reset();
+    for (auto& c : set.channels) c->reset();
+  }
+}
+
+std::string MeshState::take_unreceived_messages() {
+  if (!channels_used_.load(std::memory_order_relaxed)) return "";
+  std::lock_guard lock(mu_);
+  std::string out;
+  for (GroupSet& set : sets_) {
+    for (size_t g = 0; g < set.channels.size(); ++g) {
+      const std::string found = set.channels[g]->take_unreceived(set.rendezvous[g]->device_ids());
+      if (found.empty()) continue;
+      out += (out.empty() ? "" : "; ") + found + " (axes " + AxisNames(set.axes).to_string() + ")";
+    }
+  }
+  return out;
+}
+
+}  // namespace meshsim

@@ -1,0 +1,69 @@
+#pragma once
+// MeshState: the runtime's interned copy of one Mesh — precomputed
+// coordinates and the cached Rendezvous and point-to-point channels of every
+// device group collectives have used on it. Devices look groups up here on a
+// miss of their own per-device cache (DeviceState), so the mutex below is off
+// the fast path.
+
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "meshsim/mesh/axis_groups.h"
+#include "meshsim/mesh/mesh.h"
+#include "meshsim/runtime/comm/axis_names.h"
+#include "meshsim/runtime/comm/internal/channel.h"
+#include "meshsim/runtime/comm/internal/rendezvous.h"
+
+namespace meshsim {
+
+// The groups of one (axes, axis_index_groups) pair over a mesh.
+struct GroupSet {
+  std::vector<std::string> axes;
+  AxisIndexGroups index_groups;
+  DeviceGroups layout;
+  bool equal_sizes = true;
+  std::vector<std::unique_ptr<Rendezvous>> rendezvous;  // by group number
+  std::vector<std::unique_ptr<GroupChannels>> channels;  // by group number
+};
+
+// A device's view of its group: where to meet and under which rank.
+struct GroupRef {
+  const GroupSet* set = nullptr;
+  Rendezvous* rendezvous = nullptr;
+  int rank = 0;
+  // Point-to-point channels among the group's members, by rank.
+  GroupChannels* channels = nullptr;
+};
+
+class MeshState {
+ public:
+  explicit MeshState(Mesh mesh);
+
+  const Mesh& mesh() const { return mesh_; }
+  std::span<const int> coords(int position) const { return coords_[position]; }
+
+  // The group of mesh position `position` for `axes` / `index_groups`.
+  // Validates both (AxisError, GroupError).
+  GroupRef group(AxisNames axes, const AxisIndexGroups& index_groups, int position);
+
+  // After an aborted launch: every rendezvous back to its initial state and
+  // every channel emptied.
+  void reset_after_abort();
+  // After a launch that succeeded: describes the psend messages nobody
+  // received ("" if none) and drops them, so they cannot leak into the next
+  // launch.
+  std::string take_unreceived_messages();
+
+ private:
+  Mesh mesh_;
+  std::vector<std::vector<int>> coords_;
+  std::mutex mu_;
+  std::deque<GroupSet> sets_;  // a deque: GroupSet addresses stay valid
+  std::atomic<bool> channels_used_{false};
+};
+
+}  // namespace meshsim

@@ -1,0 +1,75 @@
+#include "meshsim/runtime/exec/device_context.h"
+
+#include <thread>
+
+#include "meshsim/runtime/exec/internal/device_hooks.h"
+#include "meshsim/runtime/exec/internal/device_state.h"
+#include "meshsim/runtime/exec/errors.h"
+#include "meshsim/runtime/exec/internal/launch.h"
+
+namespace meshsim {
+
+DeviceContext::DeviceContext(Launch& launch, DeviceState& device, int position)
+    : launch_(launch), device_(device), position_(position) {}
+
+int DeviceContext::device_id() const { return device_.id; }
+const Mesh& DeviceContext::mesh() const { return launch_.mesh().mesh(); }
+std::span<const int> DeviceContext::coords() const { return launch_.mesh().coords(position_); }
+
+int DeviceContext::axis_index(AxisNames axes) const {
+  const AbstractMesh& shape = mesh().abstract_mesh();
+  const auto c = coords();
+  int index = 0;
+  for (std::string_view name : axes.names()) {
+    const int axis = shape.axis_position(name);
+    index = index * shape.axis_sizes()[axis] + c[axis];
+  }
+  // Validates repetitions the same way group lookups do.
+  if (axes.size() > 1) (void)axis_size(axes);
+  return index;
+}
+
+int DeviceContext::axis_size(AxisNames axes) const {
+  const auto names = axes.to_vector();
+  return meshsim::axis_size(mesh().abstract_mesh(), names);
+}
+
+Waiter& DeviceHooks::waiter(DeviceContext& ctx) { return ctx.device_.waiter; }
+
+GroupRef DeviceHooks::group(DeviceContext& ctx, AxisNames axes,
+                           const AxisIndexGroups& index_groups) {
+  DeviceState& device = ctx.device_;
+  // A context used from another thread (a host thread that kept a reference
+  // to it) would corrupt the rendezvous: refuse.
+  if (std::this_thread::get_id() != device.thread.get_id()) {
+    throw RuntimeUsageError("collective over " + axes.to_string() + " for device " +
+                            std::to_string(device.id) +
+                            " called outside that device's launch (from another thread)");
+  }
+  MeshState& mesh = ctx.launch_.mesh();
+  for (const auto& entry : device.group_cache) {
+    if (entry.mesh == &mesh && axes.equals(entry.ref.set->axes) &&
+        *entry.index_groups == index_groups) {
+      return entry.ref;
+    }
+  }
+  GroupRef ref = mesh.group(axes, index_groups, ctx.position_);
+  // Bounded: a device that sees many meshes keeps only the recent groups.
+  constexpr size_t kMaxCached = 64;
+  if (device.group_cache.size() >= kMaxCached) device.group_cache.clear();
+  device.group_cache.push_back({&mesh, &ref.set->index_groups, ref});
+  return ref;
+}
+
+OpScope::OpScope(DeviceContext& ctx, const char* op, const Rendezvous* group)
+    : device_(DeviceHooks::device(ctx)) {
+  device_.current_group.store(group, std::memory_order_relaxed);
+  device_.current_op.store(op, std::memory_order_release);
+}
+
+OpScope::~OpScope() {
+  device_.current_op.store(nullptr, std::memory_order_release);
+  device_.collectives_done.fetch_add(1, std::memory_order_relaxed);
+}
+
+}  // namespace meshsim

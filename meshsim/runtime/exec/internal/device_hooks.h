@@ -1,0 +1,37 @@
+#pragma once
+// The hooks collectives are built on, kept out of the public DeviceContext:
+// the device's group over some axes, its waiter, and the scope that marks the
+// operation it is in for deadlock and timeout reports.
+
+#include "meshsim/mesh/axis_groups.h"
+#include "meshsim/runtime/comm/axis_names.h"
+#include "meshsim/runtime/comm/internal/mesh_state.h"
+#include "meshsim/runtime/exec/device_context.h"
+#include "meshsim/runtime/exec/internal/waiter.h"
+
+namespace meshsim {
+
+struct DeviceHooks {
+  // This device's group over `axes` (and axis_index_groups). Cached per device:
+  // a hit takes no lock and allocates nothing. RuntimeUsageError when called
+  // from another thread than the device's.
+  static GroupRef group(DeviceContext& ctx, AxisNames axes,
+                        const AxisIndexGroups& index_groups = {});
+  static Waiter& waiter(DeviceContext& ctx);
+  static DeviceState& device(DeviceContext& ctx) { return ctx.device_; }
+  static Launch& launch(DeviceContext& ctx) { return ctx.launch_; }
+};
+
+// Marks the collective a device is in, for deadlock / timeout reports.
+class OpScope {
+ public:
+  OpScope(DeviceContext& ctx, const char* op, const Rendezvous* group);
+  ~OpScope();
+  OpScope(const OpScope&) = delete;
+  OpScope& operator=(const OpScope&) = delete;
+
+ private:
+  DeviceState& device_;
+};
+
+}  // namespace meshsim

@@ -1,0 +1,54 @@
+#pragma once
+// DeviceState: everything the runtime keeps for one simulated device across
+// launches — its thread, its task slot, its waiter and its group cache.
+// Internal to runtime/.
+
+#include <atomic>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+#include "meshsim/runtime/comm/internal/mesh_state.h"
+#include "meshsim/runtime/exec/internal/wait_word.h"
+#include "meshsim/runtime/exec/internal/waiter.h"
+
+namespace meshsim {
+
+class Launch;
+
+struct alignas(64) DeviceState {
+  explicit DeviceState(int id) : id(id) {}
+
+  const int id;
+  std::thread thread;
+
+  // The task: written by the launching thread before it advances `work`.
+  WaitWord work;
+  Launch* launch = nullptr;
+  int position = 0;  // in the launch's mesh
+
+  // Owned by the launch that runs on this device (launches on overlapping
+  // device sets are serialized on this flag).
+  std::atomic<uint32_t> owned{0};
+
+  // Waits inside a launch (cancellable, seen by the deadlock detector and the
+  // aborter) and waits for the next task, kept apart so an abort can never
+  // poison the idle wait.
+  Waiter waiter;
+  Waiter idle_waiter;
+
+  // Where the device is, for deadlock and timeout reports (read by others).
+  std::atomic<const char*> current_op{nullptr};
+  std::atomic<const Rendezvous*> current_group{nullptr};
+  std::atomic<uint64_t> collectives_done{0};
+
+  // Per-device cache of group lookups: no lock on a hit.
+  struct CachedGroup {
+    const MeshState* mesh;
+    const AxisIndexGroups* index_groups;  // points into the GroupSet
+    GroupRef ref;
+  };
+  std::vector<CachedGroup> group_cache;
+};
+
+}  // namespace meshsim

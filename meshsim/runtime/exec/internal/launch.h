@@ -1,0 +1,94 @@
+#pragma once
+// Launch: one run of a function on every device of a mesh. Internal to
+// runtime/: owns the launch's cancellation flag, its first error, the count of
+// devices still running, and the deadlock detector.
+//
+// Lifetime: reference counted (the launching thread plus one per device),
+// because the last device touches the `done` word after the launching thread
+// may already have seen it change.
+
+#include <spdlog/logger.h>
+
+#include <atomic>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "meshsim/runtime/exec/internal/function_ref.h"
+#include "meshsim/runtime/comm/internal/mesh_state.h"
+#include "meshsim/runtime/exec/internal/wait_word.h"
+#include "meshsim/runtime/exec/internal/waiter.h"
+
+namespace meshsim {
+
+class DeviceContext;
+struct DeviceState;
+
+class Launch final : public BlockTracker {
+ public:
+  Launch(MeshState& mesh, std::vector<DeviceState*> devices,
+         FunctionRef<void(DeviceContext&)> body, WaitPolicy policy, spdlog::logger& logger);
+
+  MeshState& mesh() { return mesh_; }
+  spdlog::logger& logger() { return logger_; }
+  const WaitPolicy& policy() const { return policy_; }
+  const std::atomic<bool>& aborted() const { return aborted_; }
+  WaitWord& done() { return done_; }
+  uint32_t done_initial() const { return done_initial_; }
+
+  // Runs the body on the device at mesh position `position` (device thread).
+  void run_device(int position);
+
+  // Records the first error (others are dropped) and cancels every wait.
+  void fail(int device_id, std::exception_ptr error);
+  bool failed() const { return aborted_.load(std::memory_order_acquire); }
+  // Rethrows the recorded error on the launching thread.
+  [[noreturn]] void rethrow() const;
+
+  void retain() { refs_.fetch_add(1, std::memory_order_relaxed); }
+  void release() {
+    if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+  }
+
+  // Where every device is: finished, waiting in which operation on which
+  // group after how many collectives, or running its own code.
+  std::string progress_report(const std::string& headline) const;
+
+  // BlockTracker: deadlock detection.
+  void on_block() override;
+  void on_unblock() override;
+  void on_cancelled() override;
+
+ private:
+  ~Launch() = default;
+  void abort();
+  void check_deadlock();
+  // A device is settled once it finished or was cancelled: it touches no
+  // peer's buffers any more.
+  void settle();
+
+  MeshState& mesh_;
+  std::vector<DeviceState*> devices_;  // by mesh position
+  FunctionRef<void(DeviceContext&)> body_;
+  WaitPolicy policy_;
+  spdlog::logger& logger_;
+  std::unique_ptr<std::atomic<bool>[]> finished_;
+
+  std::atomic<bool> aborted_{false};
+  std::atomic<int> refs_;
+  std::atomic<int> remaining_;
+  // Devices neither blocked on a futex nor finished: when it reaches zero the
+  // launch may be deadlocked.
+  alignas(64) std::atomic<int> active_;
+  WaitWord done_;
+  uint32_t done_initial_;
+  std::atomic<int> settled_{0};
+  WaitWord all_settled_;  // advanced once, when settled_ reaches the device count
+
+  mutable std::mutex error_mu_;
+  std::exception_ptr error_;
+};
+
+}  // namespace meshsim

@@ -1,0 +1,159 @@
+#include "meshsim/runtime/exec/internal/waiter.h"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include "meshsim/runtime/exec/errors.h"
+
+namespace meshsim {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+}  // namespace
+
+int usable_cores() {
+  static const int cores = [] {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
+    return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  }();
+  return cores;
+}
+
+WaitPolicy WaitPolicy::for_threads(int threads) {
+  // Spinning pays off only while the peer that will change the word is running
+  // on another core; with more threads than cores a spinning waiter steals the
+  // very core that peer needs. Yielding is then the cheap first step.
+  // The spin is short: a peer that is running answers within a microsecond or
+  // two, and on a shared machine a peer may not be running at all (another
+  // process holds its core), when every microsecond spun is lost.
+  // The yield budget covers a few rounds of every thread on a core getting its
+  // turn (a context switch is 2-3 us in a VM): a waiter that blocks too early
+  // turns each meeting into futex wakes, which cost more than the switches.
+  if (threads <= usable_cores()) return {.spin_ns = 4'000, .yield_ns = 100'000};
+  // Capped: past a couple of milliseconds a waiter had better block, so that a
+  // device doing real work gets its core and deadlock detection stays quick.
+  const int per_core = (threads + usable_cores() - 1) / usable_cores();
+  return {.spin_ns = 0,
+          .yield_ns = std::clamp<int64_t>(int64_t{5'000} * per_core, 20'000, 2'000'000)};
+}
+
+WaitPolicy WaitPolicy::idle_after(int threads) {
+  // With more device threads than cores, a crowd of yielding idle devices
+  // would delay the launching thread; they block soon instead.
+  if (threads <= usable_cores()) return {.spin_ns = 0, .yield_ns = 200'000};
+  return {.spin_ns = 0, .yield_ns = 20'000};
+}
+
+void Waiter::throw_if_aborted(uint32_t value) {
+  if (WaitWord::is_poisoned(value) ||
+      (aborted_ != nullptr && aborted_->load(std::memory_order_seq_cst))) {
+    if (tracker_ != nullptr && !cancelled_) {
+      cancelled_ = true;
+      tracker_->on_cancelled();
+    }
+    throw CancelledError("cancelled: another device of the launch failed");
+  }
+}
+
+uint32_t Waiter::wait_slow(const WaitWord& word, FunctionRef<bool(uint32_t)> done) {
+  const auto check = [&](uint32_t& value) {
+    value = word.load();
+    throw_if_aborted(value);
+    return done(value);
+  };
+  uint32_t value;
+  if (check(value)) return value;
+  // Without a spin phase (more threads than cores, or idle), one yield is
+  // usually enough (the peers run meanwhile): try it before reading the clock,
+  // which after a context switch costs a cache miss or two.
+  if (policy_.spin_ns == 0 && policy_.yield_ns > 0) {
+    sched_yield();
+    if (check(value)) return value;
+  }
+
+  const auto start = Clock::now();
+  const auto spin_end = start + std::chrono::nanoseconds(policy_.spin_ns);
+  const auto yield_end = spin_end + std::chrono::nanoseconds(policy_.yield_ns);
+  if (policy_.spin_ns > 0) {
+    do {  // read the clock once per 64 polls: it costs more than a poll
+      for (int i = 0; i < 64; ++i) {
+        cpu_relax();
+        if (check(value)) return value;
+      }
+    } while (Clock::now() < spin_end);
+  }
+  while (policy_.yield_ns > 0 && Clock::now() < yield_end) {
+    sched_yield();
+    if (check(value)) return value;
+  }
+  return block(word, done);
+}
+
+uint32_t Waiter::block(const WaitWord& word, FunctionRef<bool(uint32_t)> done) {
+  auto& mutable_word = const_cast<WaitWord&>(word);
+  for (;;) {
+    const uint32_t value = word.load();
+    throw_if_aborted(value);
+    if (done(value)) return value;
+    // Announce: to the word (so advance() makes the system call), then to the
+    // aborter and the deadlock detector. Then re-check everything: a change
+    // or an abort that happened before the announcement is seen here.
+    mutable_word.sleepers_.fetch_add(1, std::memory_order_seq_cst);
+    blocked_value_.store(value, std::memory_order_seq_cst);
+    block_episode_.fetch_add(1, std::memory_order_seq_cst);
+    blocked_on_.store(&word, std::memory_order_seq_cst);
+    struct Unannounce {
+      Waiter* self;
+      WaitWord& word;
+      bool tracked = false;
+      ~Unannounce() {
+        if (tracked) self->tracker_->on_unblock();
+        self->blocked_on_.store(nullptr, std::memory_order_seq_cst);
+        word.sleepers_.fetch_sub(1, std::memory_order_seq_cst);
+      }
+    } unannounce{this, mutable_word};
+
+    const uint32_t now = word.load(std::memory_order_seq_cst);
+    throw_if_aborted(now);
+    if (now != value) continue;
+    if (tracker_ != nullptr) {
+      unannounce.tracked = true;
+      tracker_->on_block();  // may detect a deadlock and poison this very word
+    }
+    futex_wait(word.value_, value);
+  }
+}
+
+}  // namespace meshsim
+
+namespace meshsim {
+
+bool Waiter::wait_change_until(const WaitWord& word, uint32_t seen, Clock::time_point deadline) {
+  auto& mutable_word = const_cast<WaitWord&>(word);
+  for (;;) {
+    if (word.load() != seen) return true;
+    const auto now = Clock::now();
+    if (now >= deadline) return false;
+    mutable_word.sleepers_.fetch_add(1, std::memory_order_seq_cst);
+    if (word.load(std::memory_order_seq_cst) == seen) {
+      futex_wait_for(word.value_, seen, deadline - now);
+    }
+    mutable_word.sleepers_.fetch_sub(1, std::memory_order_seq_cst);
+  }
+}
+
+}  // namespace meshsim

@@ -1,0 +1,102 @@
+#pragma once
+// Waiter: how one thread waits for a WaitWord to reach a state it needs.
+//
+// Every wait first checks the word once inline (one acquire load). The slow
+// path, out of line, then
+//   1. spins for `spin_ns` — only worthwhile when the thread that will change
+//      the word can be running, i.e. the launch has no more threads than cores;
+//   2. calls sched_yield for `yield_ns`, which hands the core to a runnable
+//      peer when threads outnumber cores (without a spin phase, the first
+//      yield comes before the clock is read: one is usually enough);
+//   3. blocks on the futex, announcing itself first (to the word, so wakers
+//      know to make the system call; to the BlockTracker, which detects
+//      deadlock; to the aborter, through blocked_on()).
+// After every wake it re-reads the word; a wake proves nothing by itself.
+//
+// Cancellation: a poisoned word (WaitWord::poison) throws CancelledError. The
+// aborter poisons the word each blocked waiter announced; a waiter that
+// announces itself after the aborter looked sees `aborted` set instead (both
+// sides use seq_cst, so at least one of them sees the other).
+//
+// A Waiter belongs to one thread; only blocked_on() may be read by others.
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+
+#include "meshsim/runtime/exec/internal/function_ref.h"
+#include "meshsim/runtime/exec/wait_policy.h"
+#include "meshsim/runtime/exec/internal/wait_word.h"
+
+namespace meshsim {
+
+// Told when a waiter starts and stops blocking on the futex (the launch's
+// deadlock detector).
+class BlockTracker {
+ public:
+  virtual void on_block() = 0;
+  virtual void on_unblock() = 0;
+  // Called on a device's first cancelled wait of the launch, before the
+  // CancelledError is thrown: returns once no device of the launch can still
+  // touch this device's buffers (a leader writing its output, a peer copying
+  // from it), so unwinding may free them.
+  virtual void on_cancelled() = 0;
+
+ protected:
+  ~BlockTracker() = default;
+};
+
+class Waiter {
+ public:
+  void set_policy(WaitPolicy policy) { policy_ = policy; }
+  // While attached, waits throw CancelledError once `aborted` is set, and
+  // report blocking to `tracker` (may be null).
+  void attach(const std::atomic<bool>* aborted, BlockTracker* tracker) {
+    aborted_ = aborted;
+    tracker_ = tracker;
+    cancelled_ = false;
+  }
+  // Whether a wait of the current launch was cancelled (and so the tracker
+  // was told).
+  bool cancelled() const { return cancelled_; }
+  void detach() { attach(nullptr, nullptr); }
+
+  // Returns the first value of `word` for which done(value) holds.
+  template <class Done>
+  uint32_t wait(const WaitWord& word, Done&& done) {
+    const uint32_t value = word.load();
+    if (!WaitWord::is_poisoned(value) && done(value)) return value;
+    return wait_slow(word, FunctionRef<bool(uint32_t)>(done));
+  }
+  // Waits until `word` differs from `seen`.
+  uint32_t wait_change(const WaitWord& word, uint32_t seen) {
+    return wait(word, [seen](uint32_t v) { return v != seen; });
+  }
+
+  // Waits until `word` differs from `seen` or `deadline` passes; returns
+  // whether it changed. For the launching thread, which is never cancelled:
+  // no spinning, no cancellation, no deadlock tracking.
+  bool wait_change_until(const WaitWord& word, uint32_t seen,
+                         std::chrono::steady_clock::time_point deadline);
+
+  // The word this waiter is blocked on (null when not blocked), and the value it
+  // saw before blocking and its block episode: the deadlock detector's snapshot.
+  const WaitWord* blocked_on() const { return blocked_on_.load(std::memory_order_seq_cst); }
+  uint32_t blocked_value() const { return blocked_value_.load(std::memory_order_seq_cst); }
+  uint64_t block_episode() const { return block_episode_.load(std::memory_order_seq_cst); }
+
+ private:
+  uint32_t wait_slow(const WaitWord& word, FunctionRef<bool(uint32_t)> done);
+  uint32_t block(const WaitWord& word, FunctionRef<bool(uint32_t)> done);
+  void throw_if_aborted(uint32_t value);
+
+  WaitPolicy policy_;
+  const std::atomic<bool>* aborted_ = nullptr;
+  BlockTracker* tracker_ = nullptr;
+  bool cancelled_ = false;
+  std::atomic<const WaitWord*> blocked_on_{nullptr};
+  std::atomic<uint32_t> blocked_value_{0};
+  std::atomic<uint64_t> block_episode_{0};
+};
+
+}  // namespace meshsim

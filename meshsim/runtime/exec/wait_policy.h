@@ -1,0 +1,27 @@
+#pragma once
+// WaitPolicy: how long a device thread spins and yields before it blocks on a
+// futex when it waits inside meshsim (RuntimeOptions::wait_policy overrides
+// the adaptive default, for experiments).
+
+#include <cstdint>
+
+namespace meshsim {
+
+// CPUs this process may run on (its affinity mask, which a container or
+// taskset narrows; not the machine's count): what waits plan for. Read once.
+int usable_cores();
+
+struct WaitPolicy {
+  int64_t spin_ns = 0;
+  int64_t yield_ns = 0;
+  // The policy for `threads` runnable threads on this machine's cores: spin only
+  // when every thread can have a core, otherwise go straight to yield.
+  static WaitPolicy for_threads(int threads);
+  // Between launches: stay responsive for a while (the next launch is often
+  // right behind), but yield rather than spin, since the launching thread needs
+  // a core to split inputs, gather outputs and post the next launch.
+  // `threads` is the size of the launch just finished.
+  static WaitPolicy idle_after(int threads);
+};
+
+}  // namespace meshsim

@@ -1,0 +1,343 @@
+// Runtime: launches, contexts, failure propagation and reuse, concurrency,
+// deadlock detection, and the rendezvous underneath every collective.
+
+#include "meshsim/runtime/exec/runtime.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "meshsim/runtime/exec/errors.h"
+#include "meshsim/runtime/exec/internal/device_hooks.h"
+#include "support/expect_error.h"
+
+namespace meshsim {
+namespace {
+
+// A plain barrier over `axes` through the group rendezvous.
+void barrier(DeviceContext& ctx, AxisNames axes) {
+  Rendezvous& r = *DeviceHooks::group(ctx, axes).rendezvous;
+  r.slot(DeviceHooks::group(ctx, axes).rank).publish(CollectiveCall("barrier", DType::kFloat32, {}), nullptr,
+                                       nullptr);
+  r.meet(DeviceHooks::waiter(ctx));
+}
+
+TEST(RuntimeTest, EveryDeviceRunsOnceWithItsCoordinates) {
+  Runtime rt(8);
+  const Mesh mesh = Mesh::make({{"x", 4}, {"y", 2}});
+  std::vector<int> ids(8, -1), x(8, -1), y(8, -1), xy(8, -1), yx(8, -1), sizes(8, -1);
+  rt.launch(mesh, [&](DeviceContext& ctx) {
+    const int p = ctx.position();
+    ids[p] = ctx.device_id();
+    x[p] = ctx.axis_index("x");
+    y[p] = ctx.axis_index("y");
+    xy[p] = ctx.axis_index({"x", "y"});
+    yx[p] = ctx.axis_index({"y", "x"});
+    sizes[p] = ctx.axis_size({"x", "y"});
+  });
+  EXPECT_EQ(ids, (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(x, (std::vector<int>{0, 0, 1, 1, 2, 2, 3, 3}));
+  EXPECT_EQ(y, (std::vector<int>{0, 1, 0, 1, 0, 1, 0, 1}));
+  EXPECT_EQ(xy, (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));   // jax: i*2+j
+  EXPECT_EQ(yx, (std::vector<int>{0, 4, 1, 5, 2, 6, 3, 7}));   // j*4+i
+  EXPECT_EQ(sizes, std::vector<int>(8, 8));
+}
+
+TEST(RuntimeTest, MeshOverChosenDevices) {
+  Runtime rt(8);
+  const Mesh mesh(AbstractMesh({{"x", 4}}), {7, 5, 3, 1});
+  std::vector<int> ids(4);
+  rt.launch(mesh, [&](DeviceContext& ctx) { ids[ctx.position()] = ctx.device_id(); });
+  EXPECT_EQ(ids, (std::vector<int>{7, 5, 3, 1}));
+}
+
+TEST(RuntimeTest, MeshLargerThanRuntimeIsAnError) {
+  Runtime rt(4);
+  EXPECT_ERROR(rt.launch(Mesh::make({{"x", 8}}), [](DeviceContext&) {}), RuntimeUsageError,
+               "uses device 4 but the runtime has 4 devices");
+}
+
+TEST(RuntimeTest, UnknownAxisNamesTheAxis) {
+  Runtime rt(2);
+  EXPECT_ERROR(rt.launch(Mesh::make({{"x", 2}}), [](DeviceContext& ctx) { ctx.axis_index("z"); }),
+               AxisError, "'z'");
+}
+
+TEST(RuntimeTest, StdExceptionBecomesDeviceErrorWithDeviceId) {
+  Runtime rt(4);
+  EXPECT_ERROR(rt.launch(Mesh::make({{"x", 4}}),
+                         [](DeviceContext& ctx) {
+                           if (ctx.device_id() == 3) throw std::runtime_error("boom");
+                         }),
+               DeviceError, "device 3 threw");
+  try {
+    rt.launch(Mesh::make({{"x", 4}}), [](DeviceContext& ctx) {
+      if (ctx.device_id() == 2) throw std::out_of_range("index 9");
+    });
+    FAIL() << "expected DeviceError";
+  } catch (const DeviceError& e) {
+    EXPECT_EQ(e.device(), std::nullopt);  // the id is in the message of the wrapper
+    EXPECT_THROW(e.rethrow_original(), std::out_of_range);
+  }
+}
+
+TEST(RuntimeTest, MeshsimErrorKeepsItsTypeAndGetsTheDevice) {
+  Runtime rt(4);
+  try {
+    rt.launch(Mesh::make({{"x", 4}}), [](DeviceContext& ctx) {
+      if (ctx.device_id() == 1) throw ShapeError("bad shape (3)");
+    });
+    FAIL() << "expected ShapeError";
+  } catch (const ShapeError& e) {
+    EXPECT_EQ(e.device(), 1);
+    EXPECT_STREQ(e.what(), "device 1: bad shape (3)");
+  }
+}
+
+// A device that fails while its peers wait in a collective releases them:
+// the caller gets that device's error, not a hang and not a CancelledError.
+TEST(RuntimeTest, FailureReleasesPeersBlockedInARendezvous) {
+  Runtime rt(8);
+  const Mesh mesh = Mesh::make({{"x", 8}});
+  for (int round = 0; round < 20; ++round) {
+    EXPECT_ERROR(rt.launch(mesh,
+                           [&](DeviceContext& ctx) {
+                             if (ctx.device_id() == round % 8) throw InvalidArgumentError("late");
+                             barrier(ctx, "x");
+                           }),
+                 InvalidArgumentError, "device " + std::to_string(round % 8) + ": late");
+  }
+  // And the runtime (including that rendezvous) still works afterwards.
+  for (int round = 0; round < 100; ++round) {
+    std::atomic<int> passed{0};
+    rt.launch(mesh, [&](DeviceContext& ctx) {
+      barrier(ctx, "x");
+      barrier(ctx, "x");
+      passed.fetch_add(1);
+    });
+    ASSERT_EQ(passed.load(), 8);
+  }
+}
+
+TEST(RuntimeTest, BarrierSeparatesPhases) {
+  // Unique values, closed form: after the barrier every device sees all writes.
+  Runtime rt(16);
+  const Mesh mesh = Mesh::make({{"x", 16}});
+  std::vector<int> written(16, 0);
+  std::vector<long> sums(16, 0);
+  for (int round = 1; round <= 50; ++round) {
+    rt.launch(mesh, [&](DeviceContext& ctx) {
+      written[ctx.position()] = round * (ctx.position() + 1);
+      barrier(ctx, "x");
+      long sum = 0;
+      for (int v : written) sum += v;
+      sums[ctx.position()] = sum;
+      barrier(ctx, "x");
+    });
+    EXPECT_EQ(sums, std::vector<long>(16, round * 16L * 17 / 2)) << "round " << round;
+  }
+}
+
+TEST(RuntimeTest, MismatchedCallsNameBothDevices) {
+  Runtime rt(4);
+  const Mesh mesh = Mesh::make({{"x", 4}});
+  EXPECT_ERROR(rt.launch(mesh,
+                         [](DeviceContext& ctx) {
+                           GroupRef g = DeviceHooks::group(ctx, "x");
+                           static const int64_t shape3[] = {3};
+                           static const int64_t shape4[] = {4};
+                           g.rendezvous->slot(g.rank).publish(
+                               CollectiveCall("psum", DType::kFloat32,
+                                              ctx.device_id() == 2 ? shape3 : shape4),
+                               nullptr, nullptr);
+                           g.rendezvous->meet(DeviceHooks::waiter(ctx));
+                         }),
+               CollectiveMismatchError,
+               "device 0 called psum(float32(4)) but device 2 called psum(float32(3))");
+}
+
+TEST(RuntimeTest, ConcurrentLaunchesOnDisjointSubmeshes) {
+  Runtime rt(8);
+  const Mesh left(AbstractMesh({{"x", 4}}), {0, 1, 2, 3});
+  const Mesh right(AbstractMesh({{"x", 4}}), {4, 5, 6, 7});
+  std::atomic<int> left_runs{0}, right_runs{0};
+  auto run = [&](const Mesh& mesh, std::atomic<int>& runs) {
+    for (int i = 0; i < 200; ++i) {
+      rt.launch(mesh, [&](DeviceContext& ctx) {
+        barrier(ctx, "x");
+        runs.fetch_add(1);
+      });
+    }
+  };
+  std::thread a(run, std::cref(left), std::ref(left_runs));
+  std::thread b(run, std::cref(right), std::ref(right_runs));
+  a.join();
+  b.join();
+  EXPECT_EQ(left_runs.load(), 800);
+  EXPECT_EQ(right_runs.load(), 800);
+}
+
+TEST(RuntimeTest, OverlappingLaunchesRunOneAfterTheOther) {
+  Runtime rt(4);
+  const Mesh all = Mesh::make({{"x", 4}});
+  const Mesh half(AbstractMesh({{"x", 2}}), {2, 3});
+  std::atomic<int> inside{0}, max_inside{0};
+  auto run = [&](const Mesh& mesh) {
+    for (int i = 0; i < 100; ++i) {
+      rt.launch(mesh, [&](DeviceContext& ctx) {
+        if (ctx.device_id() != 2) return;  // device 2 is in both meshes
+        const int now = inside.fetch_add(1) + 1;
+        int seen = max_inside.load();
+        while (now > seen && !max_inside.compare_exchange_weak(seen, now)) {
+        }
+        inside.fetch_sub(1);
+      });
+    }
+  };
+  std::thread a(run, std::cref(all));
+  std::thread b(run, std::cref(half));
+  a.join();
+  b.join();
+  EXPECT_EQ(max_inside.load(), 1);
+}
+
+TEST(RuntimeTest, SeveralRuntimesInOneProcess) {
+  Runtime a(4), b(4);
+  std::atomic<int> count{0};
+  std::thread t([&] {
+    for (int i = 0; i < 50; ++i) b.launch(Mesh::make({{"x", 4}}), [&](DeviceContext& ctx) {
+        barrier(ctx, "x");
+        count.fetch_add(1);
+      });
+  });
+  for (int i = 0; i < 50; ++i) a.launch(Mesh::make({{"x", 4}}), [&](DeviceContext& ctx) {
+      barrier(ctx, "x");
+      count.fetch_add(1);
+    });
+  t.join();
+  EXPECT_EQ(count.load(), 400);
+}
+
+TEST(RuntimeTest, ManyMoreDevicesThanCores) {
+  Runtime rt(1024);
+  const Mesh mesh = Mesh::make({{"x", 32}, {"y", 32}});
+  std::vector<int> order(1024, 0);
+  std::atomic<int> arrivals{0};
+  rt.launch(mesh, [&](DeviceContext& ctx) {
+    arrivals.fetch_add(1);
+    barrier(ctx, {"x", "y"});
+    order[ctx.position()] = arrivals.load();  // everyone arrived before anyone left
+    barrier(ctx, "y");
+  });
+  EXPECT_EQ(order, std::vector<int>(1024, 1024));
+}
+
+TEST(RuntimeTest, DeadlockWhenDevicesMeetInDifferentOrders) {
+  Runtime rt(4);
+  const Mesh mesh = Mesh::make({{"x", 2}, {"y", 2}});
+  EXPECT_ERROR(rt.launch(mesh,
+                         [](DeviceContext& ctx) {
+                           // Device 0 goes to y first, everyone else to x first.
+                           if (ctx.device_id() == 0) barrier(ctx, "y");
+                           barrier(ctx, "x");
+                           barrier(ctx, "y");
+                         }),
+               DeadlockError, "every device of the launch");
+  // The report says where each device waits.
+  try {
+    rt.launch(mesh, [](DeviceContext& ctx) {
+      if (ctx.device_id() != 3) barrier(ctx, {"x", "y"});
+    });
+    FAIL() << "expected DeadlockError";
+  } catch (const DeadlockError& e) {
+    const std::string what = e.what();
+    EXPECT_THAT(what, ::testing::HasSubstr("device 3: finished"));
+    EXPECT_THAT(what, ::testing::HasSubstr("device 0: waiting in"));
+  }
+  // Still usable.
+  std::atomic<int> n{0};
+  rt.launch(mesh, [&](DeviceContext& ctx) {
+    barrier(ctx, {"x", "y"});
+    n.fetch_add(1);
+  });
+  EXPECT_EQ(n.load(), 4);
+}
+
+}  // namespace
+}  // namespace meshsim
+
+namespace meshsim {
+namespace {
+
+// A device stuck in its own code past the timeout: the launch fails with a
+// report that tells the waiting devices from the busy one.
+TEST(RuntimeTimeoutTest, ReportsWhereEveryDeviceIs) {
+  Runtime rt(3, {.launch_timeout = std::chrono::milliseconds(100)});
+  const Mesh mesh = Mesh::make({{"x", 3}});
+  try {
+    rt.launch(mesh, [&](DeviceContext& ctx) {
+      // A slow device: busy in its own code for 3x the timeout (the scenario
+      // itself, not a way to let threads catch up).
+      if (ctx.device_id() == 2) std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      barrier(ctx, "x");
+    });
+    FAIL() << "expected TimeoutError";
+  } catch (const TimeoutError& e) {
+    const std::string what = e.what();
+    EXPECT_THAT(what, ::testing::HasSubstr("timed out after 100 ms"));
+    EXPECT_THAT(what, ::testing::HasSubstr("device 0: waiting in"));
+    EXPECT_THAT(what, ::testing::HasSubstr("device 2: running its own code"));
+  } catch (...) {
+    FAIL() << "unexpected exception";
+  }
+}
+
+TEST(RuntimeTest, DestroyingWhileALaunchRunsWaitsForIt) {
+  std::atomic<bool> started{false}, finish{false};
+  std::atomic<int> ran{0};
+  auto rt = std::make_unique<Runtime>(2);
+  std::thread host([&] {
+    rt->launch(Mesh::make({{"x", 2}}), [&](DeviceContext& ctx) {
+      started.store(true);
+      while (!finish.load()) std::this_thread::yield();
+      barrier(ctx, "x");
+      ran.fetch_add(1);
+    });
+  });
+  while (!started.load()) std::this_thread::yield();
+  std::thread destroyer([&] { rt.reset(); });
+  finish.store(true);
+  destroyer.join();
+  host.join();
+  EXPECT_EQ(ran.load(), 2);
+}
+
+}  // namespace
+}  // namespace meshsim
+
+namespace meshsim {
+namespace {
+
+TEST(RuntimeTest, ContextUsedFromAnotherThreadIsAnError) {
+  Runtime rt(2);
+  rt.launch(Mesh::make({{"x", 2}}), [](DeviceContext& ctx) {
+    if (ctx.device_id() != 0) return;
+    std::exception_ptr error;
+    std::thread other([&] {
+      try {
+        DeviceHooks::group(ctx, "x");
+      } catch (...) {
+        error = std::current_exception();
+      }
+    });
+    other.join();
+    EXPECT_ERROR(std::rethrow_exception(error), RuntimeUsageError,
+                 "called outside that device's launch");
+  });
+}
+
+}  // namespace
+}  // namespace meshsim
