@@ -1,0 +1,30 @@
+// What the public Runtime surface does not offer (issue 9, item 2): a launch
+// on a MeshState, which another runtime could have interned, is internal.
+
+#include <gtest/gtest.h>
+
+#include "meshsim/runtime/comm/internal/mesh_state.h"
+#include "meshsim/runtime/exec/runtime.h"
+
+namespace meshsim {
+namespace {
+
+template <class R>
+concept LaunchesOnMeshState = requires(R& rt, MeshState& state) {
+  rt.launch(state, [](DeviceContext&) {});
+};
+template <class R>
+concept InternsMeshes = requires(R& rt, const Mesh& mesh) { rt.intern(mesh); };
+
+static_assert(!LaunchesOnMeshState<Runtime>, "launch(MeshState&) must stay internal");
+static_assert(!InternsMeshes<Runtime>, "intern() must stay internal");
+
+TEST(RuntimeApi, LaunchesOnlyOnMeshes) {
+  Runtime rt(2);
+  int ran = 0;
+  rt.launch(Mesh::make({{"x", 1}}), [&](DeviceContext&) { ++ran; });
+  EXPECT_EQ(ran, 1);
+}
+
+}  // namespace
+}  // namespace meshsim
