@@ -9,12 +9,15 @@
 
 namespace meshsim {
 
-void DeviceContext::check_usable(const char* what) const {
+bool DeviceContext::usable() const {
   // The device's thread runs user code only inside a launch body, so on that
   // thread the context is live; another thread (a host thread that kept it
   // past the launch, or another device) must not even read launch_.
-  if (std::this_thread::get_id() == device_.thread.get_id() && launch_ != nullptr) return;
-  throw RuntimeUsageError(std::string(what) + " of device " + std::to_string(device_.id) +
+  return std::this_thread::get_id() == device_.thread.get_id() && launch_ != nullptr;
+}
+
+void DeviceContext::throw_unusable(const std::string& what) const {
+  throw RuntimeUsageError(what + " of device " + std::to_string(device_.id) +
                           " called outside that device's launch (from another thread, or after "
                           "the launch returned): a DeviceContext is valid only in the body it "
                           "was passed to, on its device's thread");
@@ -38,7 +41,7 @@ std::span<const int> DeviceContext::coords() const {
 }
 
 int DeviceContext::axis_index(AxisNames axes) const {
-  check_usable("axis_index");
+  check_usable("DeviceContext::axis_index");
   const AbstractMesh& shape = launch_->mesh().mesh().abstract_mesh();
   const auto c = launch_->mesh().coords(position_);
   int index = 0;
@@ -52,7 +55,7 @@ int DeviceContext::axis_index(AxisNames axes) const {
 }
 
 int DeviceContext::axis_size(AxisNames axes) const {
-  check_usable("axis_size");
+  check_usable("DeviceContext::axis_size");
   const auto names = axes.to_vector();
   return meshsim::axis_size(launch_->mesh().mesh().abstract_mesh(), names);
 }
@@ -64,7 +67,7 @@ Waiter& DeviceHooks::waiter(DeviceContext& ctx) {
 
 GroupRef DeviceHooks::group(DeviceContext& ctx, AxisNames axes,
                            const AxisIndexGroups& index_groups) {
-  ctx.check_usable("a collective");
+  if (!ctx.usable()) ctx.throw_unusable("a collective over " + axes.to_string());
   DeviceState& device = ctx.device_;
   MeshState& mesh = ctx.launch_->mesh();
   for (const auto& entry : device.group_cache) {

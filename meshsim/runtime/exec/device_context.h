@@ -14,6 +14,7 @@
 // internal (exec/internal/device_hooks.h).
 
 #include <span>
+#include <string>
 
 #include "meshsim/mesh/mesh.h"
 #include "meshsim/runtime/comm/axis_names.h"
@@ -45,9 +46,13 @@ class DeviceContext {
   friend struct DeviceState;
   explicit DeviceContext(DeviceState& device) : device_(device) {}
 
-  // Throws RuntimeUsageError naming `what` and the device unless called on
-  // the device's thread inside a launch.
-  void check_usable(const char* what) const;
+  // Whether called on the device's thread inside a launch; otherwise
+  // check_usable throws RuntimeUsageError naming `what` and the device.
+  bool usable() const;
+  [[noreturn]] void throw_unusable(const std::string& what) const;
+  void check_usable(const char* what) const {
+    if (!usable()) throw_unusable(what);
+  }
   // Set by the launch around the body; only the device's thread reads them.
   void enter(Launch& launch, int position) {
     launch_ = &launch;
