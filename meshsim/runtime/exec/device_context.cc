@@ -9,16 +9,41 @@
 
 namespace meshsim {
 
-DeviceContext::DeviceContext(Launch& launch, DeviceState& device, int position)
-    : launch_(launch), device_(device), position_(position) {}
+bool DeviceContext::usable() const {
+  // The device's thread runs user code only inside a launch body, so on that
+  // thread the context is live; another thread (a host thread that kept it
+  // past the launch, or another device) must not even read launch_.
+  return std::this_thread::get_id() == device_.thread.get_id() && launch_ != nullptr;
+}
 
-int DeviceContext::device_id() const { return device_.id; }
-const Mesh& DeviceContext::mesh() const { return launch_.mesh().mesh(); }
-std::span<const int> DeviceContext::coords() const { return launch_.mesh().coords(position_); }
+void DeviceContext::throw_unusable(const std::string& what) const {
+  throw RuntimeUsageError(what + " of device " + std::to_string(device_.id) +
+                          " called outside that device's launch (from another thread, or after "
+                          "the launch returned): a DeviceContext is valid only in the body it "
+                          "was passed to, on its device's thread");
+}
+
+int DeviceContext::device_id() const {
+  check_usable("DeviceContext::device_id");
+  return device_.id;
+}
+int DeviceContext::position() const {
+  check_usable("DeviceContext::position");
+  return position_;
+}
+const Mesh& DeviceContext::mesh() const {
+  check_usable("DeviceContext::mesh");
+  return launch_->mesh().mesh();
+}
+std::span<const int> DeviceContext::coords() const {
+  check_usable("DeviceContext::coords");
+  return launch_->mesh().coords(position_);
+}
 
 int DeviceContext::axis_index(AxisNames axes) const {
-  const AbstractMesh& shape = mesh().abstract_mesh();
-  const auto c = coords();
+  check_usable("DeviceContext::axis_index");
+  const AbstractMesh& shape = launch_->mesh().mesh().abstract_mesh();
+  const auto c = launch_->mesh().coords(position_);
   int index = 0;
   for (std::string_view name : axes.names()) {
     const int axis = shape.axis_position(name);
@@ -30,23 +55,21 @@ int DeviceContext::axis_index(AxisNames axes) const {
 }
 
 int DeviceContext::axis_size(AxisNames axes) const {
+  check_usable("DeviceContext::axis_size");
   const auto names = axes.to_vector();
-  return meshsim::axis_size(mesh().abstract_mesh(), names);
+  return meshsim::axis_size(launch_->mesh().mesh().abstract_mesh(), names);
 }
 
-Waiter& DeviceHooks::waiter(DeviceContext& ctx) { return ctx.device_.waiter; }
+Waiter& DeviceHooks::waiter(DeviceContext& ctx) {
+  ctx.check_usable("a wait");
+  return ctx.device_.waiter;
+}
 
 GroupRef DeviceHooks::group(DeviceContext& ctx, AxisNames axes,
                            const AxisIndexGroups& index_groups) {
+  if (!ctx.usable()) ctx.throw_unusable("a collective over " + axes.to_string());
   DeviceState& device = ctx.device_;
-  // A context used from another thread (a host thread that kept a reference
-  // to it) would corrupt the rendezvous: refuse.
-  if (std::this_thread::get_id() != device.thread.get_id()) {
-    throw RuntimeUsageError("collective over " + axes.to_string() + " for device " +
-                            std::to_string(device.id) +
-                            " called outside that device's launch (from another thread)");
-  }
-  MeshState& mesh = ctx.launch_.mesh();
+  MeshState& mesh = ctx.launch_->mesh();
   for (const auto& entry : device.group_cache) {
     if (entry.mesh == &mesh && axes.equals(entry.ref.set->axes) &&
         *entry.index_groups == index_groups) {

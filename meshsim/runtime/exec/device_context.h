@@ -2,12 +2,19 @@
 // DeviceContext: the handle a device's code receives in a launch — who it is
 // (device id, mesh position and coordinates) and the axis queries.
 //
-// It is valid only inside the launch body it was passed to, on that device's
-// thread. It holds no global or thread-local state: several runtimes can run
-// in one process. The hooks collectives are built on (group lookup, waits,
-// operation scopes) are internal (exec/internal/device_hooks.h).
+// It may be used only inside the launch body it was passed to, on that
+// device's thread. Every method (and every collective given it) throws
+// RuntimeUsageError otherwise — on another thread, or after the launch
+// returned — naming the device. Each device has one context object for the
+// life of its Runtime, so a pointer kept past the launch stays safe to call
+// (and fails) until the Runtime is destroyed; in a later launch on the same
+// device it is that launch's context again. It holds no global or
+// thread-local state: several runtimes can run in one process. The hooks
+// collectives are built on (group lookup, waits, operation scopes) are
+// internal (exec/internal/device_hooks.h).
 
 #include <span>
+#include <string>
 
 #include "meshsim/mesh/mesh.h"
 #include "meshsim/runtime/comm/axis_names.h"
@@ -24,7 +31,7 @@ class DeviceContext {
 
   int device_id() const;
   // Index of this device in the launch mesh (row-major over its axes).
-  int position() const { return position_; }
+  int position() const;
   const Mesh& mesh() const;
   std::span<const int> coords() const;
 
@@ -36,11 +43,26 @@ class DeviceContext {
  private:
   friend class Launch;
   friend struct DeviceHooks;
-  DeviceContext(Launch& launch, DeviceState& device, int position);
+  friend struct DeviceState;
+  explicit DeviceContext(DeviceState& device) : device_(device) {}
 
-  Launch& launch_;
+  // Whether called on the device's thread inside a launch; otherwise
+  // check_usable throws RuntimeUsageError naming `what` and the device.
+  bool usable() const;
+  [[noreturn]] void throw_unusable(const std::string& what) const;
+  void check_usable(const char* what) const {
+    if (!usable()) throw_unusable(what);
+  }
+  // Set by the launch around the body; only the device's thread reads them.
+  void enter(Launch& launch, int position) {
+    launch_ = &launch;
+    position_ = position;
+  }
+  void leave() { launch_ = nullptr; }
+
   DeviceState& device_;
-  int position_;
+  Launch* launch_ = nullptr;
+  int position_ = 0;
 };
 
 }  // namespace meshsim

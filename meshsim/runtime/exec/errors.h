@@ -9,34 +9,48 @@
 
 namespace meshsim {
 
-// A device's function threw something that is not a meshsim::Error. The
-// original exception is kept and can be rethrown with rethrow_original().
+// A device's function threw something that is not a meshsim::Error.
+// what() reads "device 2: std::runtime_error: boom": the device, the
+// exception's type (demangled) and its what(). The original exception is kept
+// and can be rethrown with rethrow_original().
 class DeviceError : public Error {
  public:
-  DeviceError(std::string message, std::exception_ptr original)
-      : Error(std::move(message)), original_(std::move(original)) {}
+  DeviceError(int device, std::string type_name, const std::string& message,
+              std::exception_ptr original)
+      : Error(message.empty() ? type_name : type_name + ": " + message),
+        type_name_(std::move(type_name)),
+        original_(std::move(original)) {
+    set_device(device);
+  }
+  // The original exception's type, e.g. "std::runtime_error".
+  const std::string& type_name() const noexcept { return type_name_; }
   [[noreturn]] void rethrow_original() const { std::rethrow_exception(original_); }
 
  private:
+  std::string type_name_;
   std::exception_ptr original_;
 };
 
 // A wait was cancelled because another device of the same launch failed. The
-// launch reports the other device's error, never this one.
+// launch reports the other device's error, never this one. (A CancelledError
+// that a device's own code throws is that device's error.)
 class CancelledError : public Error {
  public:
   using Error::Error;
 };
 
 // The members of a group called different collectives, or the same one with a
-// different dtype, shape or parameters. Every member receives the same message.
+// different dtype, shape or parameters (every member receives the same
+// message); or devices called the same collective over different axes or
+// axis_index_groups and wait in different groups for each other (the message
+// names both sides).
 class CollectiveMismatchError : public Error {
  public:
   using Error::Error;
 };
 
 // Every device of a launch is blocked inside meshsim, so none can ever proceed.
-// The message lists, per device, what it waits in.
+// The message says, per set of devices in the same state, what they wait in.
 class DeadlockError : public Error {
  public:
   using Error::Error;
@@ -54,8 +68,9 @@ class TimeoutError : public Error {
   using Error::Error;
 };
 
-// The runtime was used in a way it does not allow (a mesh device it does not
-// have, a collective outside a launch, destruction during a launch).
+// The runtime was used in a way it does not allow (a mesh device beyond its
+// limit, a DeviceContext used outside its launch, a launch from a device body
+// on a device its own launch holds, a launch during destruction).
 class RuntimeUsageError : public Error {
  public:
   using Error::Error;

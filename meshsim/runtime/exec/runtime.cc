@@ -1,13 +1,14 @@
 #include "meshsim/runtime/exec/runtime.h"
 
 #include <algorithm>
+#include <thread>
 
-#include "meshsim/runtime/exec/internal/device_state.h"
+#include "meshsim/runtime/comm/internal/mesh_state.h"
 #include "meshsim/runtime/exec/errors.h"
+#include "meshsim/runtime/exec/internal/device_state.h"
+#include "meshsim/runtime/exec/internal/function_ref.h"
 #include "meshsim/runtime/exec/internal/launch.h"
 #include "meshsim/runtime/exec/internal/log.h"
-#include "meshsim/runtime/comm/internal/mesh_state.h"
-#include "meshsim/runtime/exec/internal/function_ref.h"
 
 namespace meshsim {
 using namespace std::chrono_literals;
@@ -19,18 +20,88 @@ size_t hash_mesh(const Mesh& mesh) {
   return h;
 }
 
-}  // namespace
+// Owns a launch's devices from construction to destruction. Claims them in
+// increasing id order, so two launches that overlap wait for each other
+// instead of deadlocking.
+class DeviceClaim {
+ public:
+  DeviceClaim(const std::vector<DeviceState*>& devices, const Launch& launch) : sorted_(devices) {
+    std::sort(sorted_.begin(), sorted_.end(),
+              [](const DeviceState* a, const DeviceState* b) { return a->id < b->id; });
+    // Nothing below throws: a claim is never left half made.
+    for (DeviceState* device : sorted_) {
+      const Launch* owner = nullptr;
+      while (!device->owner.compare_exchange_weak(owner, &launch, std::memory_order_acquire,
+                                                  std::memory_order_relaxed)) {
+        if (owner != nullptr) device->owner.wait(owner, std::memory_order_relaxed);
+        owner = nullptr;
+      }
+    }
+  }
+  ~DeviceClaim() {
+    for (DeviceState* device : sorted_) {
+      device->owner.store(nullptr, std::memory_order_release);
+      device->owner.notify_all();
+    }
+  }
+  DeviceClaim(const DeviceClaim&) = delete;
+  DeviceClaim& operator=(const DeviceClaim&) = delete;
 
-Runtime::Runtime(int num_devices, RuntimeOptions options)
-    : options_(options), logger_(make_runtime_logger()) {
+ private:
+  std::vector<DeviceState*> sorted_;
+};
+
+std::string join_ids(const std::vector<int>& ids) {
+  std::string out;
+  for (int id : ids) out += (out.empty() ? "" : ", ") + std::to_string(id);
+  return out;
+}
+
+int at_least_one(int num_devices) {
   if (num_devices < 1) {
     throw InvalidArgumentError("Runtime needs at least one device, got " +
                                std::to_string(num_devices));
   }
-  devices_.reserve(num_devices);
-  for (int id = 0; id < num_devices; ++id) devices_.push_back(std::make_unique<DeviceState>(id));
-  for (auto& device : devices_) {
-    device->thread = std::thread([this, d = device.get()] { device_main(*d); });
+  return num_devices;
+}
+
+// A power of two at least twice `max_devices`: open addressing stays short.
+size_t table_size(int max_devices) {
+  size_t size = 1;
+  while (size < 2 * static_cast<size_t>(max_devices)) size *= 2;
+  return size;
+}
+
+}  // namespace
+
+Runtime::Runtime(RuntimeOptions options)
+    : Runtime(options, options.max_devices.value_or(RuntimeOptions::kDefaultMaxDevices), 0) {}
+
+Runtime::Runtime(int num_devices, RuntimeOptions options)
+    : Runtime(options, options.max_devices.value_or(num_devices), at_least_one(num_devices)) {}
+
+Runtime::Runtime(RuntimeOptions options, int max_devices, int start_now)
+    : options_(options), max_devices_(max_devices), logger_(make_runtime_logger()) {
+  if (max_devices < 1) {
+    throw InvalidArgumentError("RuntimeOptions::max_devices must be at least 1, got " +
+                               std::to_string(max_devices));
+  }
+  if (max_devices < start_now) {
+    throw InvalidArgumentError("RuntimeOptions::max_devices " + std::to_string(max_devices) +
+                               " is less than the " + std::to_string(start_now) +
+                               " devices the Runtime starts");
+  }
+  devices_.reset(new std::atomic<DeviceState*>[max_devices]);
+  for (int id = 0; id < max_devices; ++id) devices_[id].store(nullptr, std::memory_order_relaxed);
+  const size_t slots = table_size(max_devices);
+  by_thread_.reset(new std::atomic<DeviceState*>[slots]);
+  for (size_t i = 0; i < slots; ++i) by_thread_[i].store(nullptr, std::memory_order_relaxed);
+  by_thread_mask_ = slots - 1;
+  try {
+    for (int id = 0; id < start_now; ++id) device(id);
+  } catch (...) {
+    stop_devices();  // no destructor runs for a constructor that throws
+    throw;
   }
 }
 
@@ -44,11 +115,15 @@ Runtime::~Runtime() {
       in_flight_cv_.wait(lock, [&] { return launches_in_flight_ == 0; });
     }
   }
-  for (auto& device : devices_) {
+  stop_devices();
+}
+
+void Runtime::stop_devices() {
+  for (auto& device : started_) {
     device->launch = nullptr;
     device->work.advance();
   }
-  for (auto& device : devices_) device->thread.join();
+  for (auto& device : started_) device->thread.join();
 }
 
 void Runtime::device_main(DeviceState& device) {
@@ -59,6 +134,68 @@ void Runtime::device_main(DeviceState& device) {
     seen = device.idle_waiter.wait_change(device.work, seen);
     if (device.launch == nullptr) return;  // the destructor's wake-up
     device.launch->run_device(device.position);
+  }
+}
+
+DeviceState& Runtime::device(int id) {
+  if (DeviceState* started = devices_[id].load(std::memory_order_acquire)) return *started;
+  std::lock_guard lock(grow_mu_);
+  if (DeviceState* started = devices_[id].load(std::memory_order_acquire)) return *started;
+  // Whatever can throw comes before the thread starts or is published.
+  if (started_.size() == started_.capacity()) {
+    started_.reserve(std::max<size_t>(16, 2 * started_.size()));
+  }
+  auto state = std::make_unique<DeviceState>(id);
+  state->thread = std::thread([this, d = state.get()] { device_main(*d); });
+  DeviceState* device = started_.emplace_back(std::move(state)).get();
+  size_t slot = std::hash<std::thread::id>{}(device->thread.get_id()) & by_thread_mask_;
+  while (by_thread_[slot].load(std::memory_order_relaxed) != nullptr) {
+    slot = (slot + 1) & by_thread_mask_;
+  }
+  by_thread_[slot].store(device, std::memory_order_release);
+  devices_[id].store(device, std::memory_order_release);
+  num_started_.fetch_add(1, std::memory_order_relaxed);
+  return *device;
+}
+
+DeviceState* Runtime::calling_device() const {
+  const std::thread::id me = std::this_thread::get_id();
+  for (size_t slot = std::hash<std::thread::id>{}(me) & by_thread_mask_;;
+       slot = (slot + 1) & by_thread_mask_) {
+    DeviceState* device = by_thread_[slot].load(std::memory_order_acquire);
+    if (device == nullptr || device->thread.get_id() == me) return device;
+  }
+}
+
+void Runtime::check_device_ids(const Mesh& mesh) const {
+  for (int id : mesh.device_ids()) {
+    if (id >= max_devices_) {
+      throw RuntimeUsageError("mesh " + mesh.to_string() + " uses device " + std::to_string(id) +
+                              " but the runtime has at most " + std::to_string(max_devices_) +
+                              " devices (RuntimeOptions::max_devices)");
+    }
+  }
+}
+
+void Runtime::check_not_nested_on_own_devices(const Mesh& mesh, const DeviceState& caller) const {
+  // The caller's body runs in caller.launch (written before the caller's
+  // thread was woken for it). Each enclosing launch waits for the one inside
+  // it, so a device any of them holds is never freed.
+  for (const Launch* holder = caller.launch; holder != nullptr; holder = holder->enclosing()) {
+    std::vector<int> held;
+    for (int id : mesh.device_ids()) {
+      const DeviceState* device = devices_[id].load(std::memory_order_acquire);
+      if (device != nullptr && device->owner.load(std::memory_order_relaxed) == holder) {
+        held.push_back(id);
+      }
+    }
+    if (held.empty()) continue;
+    std::sort(held.begin(), held.end());
+    throw RuntimeUsageError(
+        "launch on " + mesh.to_string() + " from the body of device " + std::to_string(caller.id) +
+        " would wait forever: device(s) " + join_ids(held) + " belong to the launch on " +
+        holder->mesh().mesh().to_string() +
+        (holder == caller.launch ? " that runs this body" : " that encloses this body's launch"));
   }
 }
 
@@ -78,33 +215,13 @@ MeshState& Runtime::intern(const Mesh& mesh) {
   return *bucket.emplace_back(std::make_unique<MeshState>(mesh));
 }
 
-std::vector<DeviceState*> Runtime::acquire(const Mesh& mesh) {
-  // Claim devices in increasing id order, so two launches that overlap wait
-  // for each other instead of deadlocking.
-  std::vector<int> ids = mesh.device_ids();
-  std::sort(ids.begin(), ids.end());
-  for (int id : ids) {
-    auto& owned = devices_[id]->owned;
-    for (uint32_t expected = 0; !owned.compare_exchange_strong(expected, 1);
-         expected = 0) {
-      owned.wait(1);
-    }
-  }
-  std::vector<DeviceState*> by_position;
-  by_position.reserve(ids.size());
-  for (int id : mesh.device_ids()) by_position.push_back(devices_[id].get());
-  return by_position;
-}
-
-void Runtime::release(const std::vector<DeviceState*>& devices) {
-  for (DeviceState* device : devices) {
-    device->owned.store(0, std::memory_order_release);
-    device->owned.notify_all();
-  }
-}
-
 void Runtime::launch(const Mesh& mesh_arg, const std::function<void(DeviceContext&)>& body) {
   if (!body) throw InvalidArgumentError("launch on " + mesh_arg.to_string() + ": empty body");
+  check_device_ids(mesh_arg);
+  // Before anything is acquired: a launch nested on a device its own launch
+  // holds would wait forever.
+  const DeviceState* caller = calling_device();
+  if (caller != nullptr) check_not_nested_on_own_devices(mesh_arg, *caller);
   MeshState& mesh_state = intern(mesh_arg);
   {
     std::lock_guard lock(in_flight_mu_);
@@ -119,32 +236,30 @@ void Runtime::launch(const Mesh& mesh_arg, const std::function<void(DeviceContex
     }
   } in_flight{*this};
   const Mesh& mesh = mesh_state.mesh();
-  std::vector<DeviceState*> devices = acquire(mesh);
+  std::vector<DeviceState*> devices;
+  devices.reserve(mesh.size());
+  for (int id : mesh.device_ids()) devices.push_back(&device(id));
   const WaitPolicy policy =
       options_.wait_policy.value_or(WaitPolicy::for_threads(static_cast<int>(devices.size())));
-  auto* launch = new Launch(mesh_state, devices, FunctionRef<void(DeviceContext&)>(body), policy, *logger_);
-  for (int position = 0; position < mesh.size(); ++position) {
-    DeviceState& device = *devices[position];
-    device.launch = launch;
-    device.position = position;
-    device.work.advance();
-  }
-  wait_for(*launch);
-  // Clean up while this launch still owns the devices: after release() another
-  // launch may use the same rendezvous and channels.
-  const bool failed = launch->failed();
+  // Everything that allocates comes before the devices are claimed; the
+  // claim is released however this function is left.
+  const LaunchHandle launch(new Launch(mesh_state, std::move(devices),
+                                       FunctionRef<void(DeviceContext&)>(body), policy,
+                                       caller != nullptr ? caller->launch : nullptr));
   std::string unreceived;
-  if (failed) {
-    mesh_state.reset_after_abort();
-  } else {
-    unreceived = mesh_state.take_unreceived_messages();
+  {
+    const DeviceClaim claim(launch->devices(), *launch);
+    launch->start();
+    wait_for(*launch);
+    // Clean up while this launch still owns the devices: once they are
+    // released another launch may use the same rendezvous and channels.
+    if (launch->failed()) {
+      mesh_state.reset_after_abort();
+    } else {
+      unreceived = mesh_state.take_unreceived_messages();
+    }
   }
-  release(devices);
-  struct Releaser {
-    Launch* l;
-    ~Releaser() { l->release(); }
-  } releaser{launch};
-  if (failed) launch->rethrow();
+  if (launch->failed()) launch->rethrow();
   if (!unreceived.empty()) {
     throw UnreceivedMessageError("launch on " + mesh.to_string() +
                                  " ended with messages sent by psend and never received: " +
@@ -152,7 +267,7 @@ void Runtime::launch(const Mesh& mesh_arg, const std::function<void(DeviceContex
   }
 }
 
-void Runtime::wait_for(Launch& launch) {
+void Runtime::wait_for(Launch& launch) noexcept {
   // The launching thread never spins: the devices need the cores.
   Waiter host;
   host.set_policy({.spin_ns = 0, .yield_ns = 20'000});

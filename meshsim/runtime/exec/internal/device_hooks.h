@@ -13,13 +13,13 @@ namespace meshsim {
 
 struct DeviceHooks {
   // This device's group over `axes` (and axis_index_groups). Cached per device:
-  // a hit takes no lock and allocates nothing. RuntimeUsageError when called
-  // from another thread than the device's.
+  // a hit takes no lock and allocates nothing. group() and waiter() throw
+  // RuntimeUsageError when the context is used outside its launch
+  // (DeviceContext).
   static GroupRef group(DeviceContext& ctx, AxisNames axes,
                         const AxisIndexGroups& index_groups = {});
   static Waiter& waiter(DeviceContext& ctx);
   static DeviceState& device(DeviceContext& ctx) { return ctx.device_; }
-  static Launch& launch(DeviceContext& ctx) { return ctx.launch_; }
 };
 
 // Marks the collective a device is in, for deadlock / timeout reports.

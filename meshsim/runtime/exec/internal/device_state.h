@@ -1,7 +1,7 @@
 #pragma once
 // DeviceState: everything the runtime keeps for one simulated device across
-// launches — its thread, its task slot, its waiter and its group cache.
-// Internal to runtime/.
+// launches — its thread, its task slot, its owner, its waiters, its context
+// and its group cache. Lives as long as the Runtime. Internal to runtime/.
 
 #include <atomic>
 #include <cstdint>
@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "meshsim/runtime/comm/internal/mesh_state.h"
+#include "meshsim/runtime/exec/device_context.h"
 #include "meshsim/runtime/exec/internal/wait_word.h"
 #include "meshsim/runtime/exec/internal/waiter.h"
 
@@ -17,7 +18,7 @@ namespace meshsim {
 class Launch;
 
 struct alignas(64) DeviceState {
-  explicit DeviceState(int id) : id(id) {}
+  explicit DeviceState(int id) : id(id), context(*this) {}
 
   const int id;
   std::thread thread;
@@ -27,9 +28,10 @@ struct alignas(64) DeviceState {
   Launch* launch = nullptr;
   int position = 0;  // in the launch's mesh
 
-  // Owned by the launch that runs on this device (launches on overlapping
-  // device sets are serialized on this flag).
-  std::atomic<uint32_t> owned{0};
+  // The launch that owns this device, null when free: launches on
+  // overlapping device sets are serialized on it, and a launch from a device
+  // body reads it to refuse a device an enclosing launch holds.
+  std::atomic<const Launch*> owner{nullptr};
 
   // Waits inside a launch (cancellable, seen by the deadlock detector and the
   // aborter) and waits for the next task, kept apart so an abort can never
@@ -41,6 +43,9 @@ struct alignas(64) DeviceState {
   std::atomic<const char*> current_op{nullptr};
   std::atomic<const Rendezvous*> current_group{nullptr};
   std::atomic<uint64_t> collectives_done{0};
+
+  // What the device's code receives; the launch enters and leaves it.
+  DeviceContext context;
 
   // Per-device cache of group lookups: no lock on a hit.
   struct CachedGroup {

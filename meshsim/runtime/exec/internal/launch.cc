@@ -1,27 +1,70 @@
 #include "meshsim/runtime/exec/internal/launch.h"
 
+#include <cxxabi.h>
+
+#include <cstdlib>
+#include <functional>
 #include <typeinfo>
 
 #include "meshsim/runtime/exec/device_context.h"
-#include "meshsim/runtime/exec/internal/device_state.h"
 #include "meshsim/runtime/exec/errors.h"
+#include "meshsim/runtime/exec/internal/device_state.h"
+#include "meshsim/runtime/exec/internal/launch_report.h"
 
 namespace meshsim {
+namespace {
+
+std::string readable_name(const std::type_info* type) {
+  if (type == nullptr) return "an unknown type";
+  int status = 0;
+  std::unique_ptr<char, decltype(&std::free)> name(
+      abi::__cxa_demangle(type->name(), nullptr, nullptr, &status), &std::free);
+  return status == 0 && name != nullptr ? name.get() : type->name();
+}
+
+// `error`, thrown by device `device_id`'s code, as the caller will see it:
+// meshsim errors keep their type and get the device; anything else becomes a
+// DeviceError naming the device, the type and the message.
+std::exception_ptr attribute(int device_id, std::exception_ptr error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (Error& e) {
+    e.set_device(device_id);
+    return error;
+  } catch (std::exception& e) {
+    return std::make_exception_ptr(DeviceError(device_id, readable_name(&typeid(e)), e.what(), error));
+  } catch (...) {
+    return std::make_exception_ptr(DeviceError(
+        device_id, readable_name(abi::__cxa_current_exception_type()) + " (not derived from std::exception)",
+        "", error));
+  }
+}
+
+}  // namespace
 
 Launch::Launch(MeshState& mesh, std::vector<DeviceState*> devices,
                FunctionRef<void(DeviceContext&)> body, WaitPolicy policy,
-               spdlog::logger& logger)
+               const Launch* enclosing)
     : mesh_(mesh),
       devices_(std::move(devices)),
       body_(body),
       policy_(policy),
-      logger_(logger),
+      enclosing_(enclosing),
       finished_(new std::atomic<bool>[devices_.size()]),
-      refs_(static_cast<int>(devices_.size()) + 1),
       remaining_(static_cast<int>(devices_.size())),
       active_(static_cast<int>(devices_.size())),
       done_initial_(done_.load()) {
   for (size_t i = 0; i < devices_.size(); ++i) finished_[i].store(false, std::memory_order_relaxed);
+}
+
+void Launch::start() noexcept {
+  refs_.fetch_add(static_cast<int>(devices_.size()), std::memory_order_relaxed);
+  for (size_t position = 0; position < devices_.size(); ++position) {
+    DeviceState& device = *devices_[position];
+    device.launch = this;
+    device.position = static_cast<int>(position);
+    device.work.advance();
+  }
 }
 
 void Launch::run_device(int position) {
@@ -30,14 +73,17 @@ void Launch::run_device(int position) {
   device.idle_waiter.set_policy(WaitPolicy::idle_after(static_cast<int>(devices_.size())));
   device.waiter.attach(&aborted_, this);
   device.collectives_done.store(0, std::memory_order_relaxed);
-  {
-    DeviceContext context(*this, device, position);
-    try {
-      body_(context);
-    } catch (...) {
-      fail(device.id, std::current_exception());
-    }
+  device.context.enter(*this, position);
+  try {
+    body_(device.context);
+  } catch (const CancelledError&) {
+    // A meshsim wait cancelled because another device failed is no error of
+    // this device's; a CancelledError its own code threw is.
+    if (!device.waiter.cancelled()) fail(device.id, std::current_exception());
+  } catch (...) {
+    fail(device.id, std::current_exception());
   }
+  device.context.leave();
   if (!device.waiter.cancelled()) settle();
   device.waiter.detach();
   device.current_op.store(nullptr, std::memory_order_relaxed);
@@ -53,25 +99,10 @@ void Launch::run_device(int position) {
 }
 
 void Launch::fail(int device_id, std::exception_ptr error) {
+  if (device_id >= 0) error = attribute(device_id, std::move(error));
   {
     std::lock_guard lock(error_mu_);
-    if (error_ == nullptr) {
-      try {
-        std::rethrow_exception(error);
-      } catch (CancelledError&) {
-        // Only a consequence of another failure; never the launch's error.
-      } catch (Error& e) {
-        if (device_id >= 0) e.set_device(device_id);
-        error_ = error;
-      } catch (std::exception& e) {
-        error_ = std::make_exception_ptr(DeviceError(
-            "device " + std::to_string(device_id) + " threw " + typeid(e).name() + ": " + e.what(),
-            error));
-      } catch (...) {
-        error_ = std::make_exception_ptr(DeviceError(
-            "device " + std::to_string(device_id) + " threw a non-std::exception", error));
-      }
-    }
+    if (error_ == nullptr) error_ = std::move(error);
   }
   abort();
 }
@@ -88,9 +119,9 @@ void Launch::abort() {
 }
 
 void Launch::rethrow() const {
+  // failed() implies an error: aborted_ is set only by fail(), after it.
   std::lock_guard lock(error_mu_);
-  if (error_ != nullptr) std::rethrow_exception(error_);
-  throw CancelledError("launch was cancelled without an error");
+  std::rethrow_exception(error_);
 }
 
 void Launch::on_block() {
@@ -143,32 +174,51 @@ void Launch::check_deadlock() {
   }
   // Nobody blocked: everyone finished while we looked.
   if (blocked == 0 || active_.load(std::memory_order_seq_cst) != 0) return;
-  fail(/*device_id=*/-1, std::make_exception_ptr(DeadlockError(progress_report(
-                             "deadlock: every device of the launch on " + mesh_.mesh().to_string() +
-                             " is blocked inside meshsim and none can proceed:"))));
+  const std::vector<DeviceSnapshot> where = snapshot();
+  if (auto mismatch = find_group_mismatch(where)) {
+    CollectiveMismatchError error(mismatch->message + "\nWhere every device of the launch on " +
+                                  mesh_.mesh().to_string() + " waits:" +
+                                  summarize_devices(where));
+    error.set_device(mismatch->first_device);
+    fail(/*device_id=*/-1, std::make_exception_ptr(std::move(error)));
+    return;
+  }
+  fail(/*device_id=*/-1,
+       std::make_exception_ptr(DeadlockError(
+           "deadlock: every device of the launch on " + mesh_.mesh().to_string() +
+           " is blocked inside meshsim and none can proceed:" + summarize_devices(where))));
+}
+
+std::vector<DeviceSnapshot> Launch::snapshot() const {
+  std::vector<DeviceSnapshot> out(devices_.size());
+  for (size_t i = 0; i < devices_.size(); ++i) {
+    const DeviceState& d = *devices_[i];
+    DeviceSnapshot& s = out[i];
+    s.id = d.id;
+    if (finished_[i].load()) {
+      s.state = DeviceSnapshot::State::kFinished;
+      continue;
+    }
+    s.op = d.current_op.load(std::memory_order_acquire);
+    s.group = d.current_group.load(std::memory_order_relaxed);
+    s.collectives = d.collectives_done.load();
+    const WaitWord* word = d.waiter.blocked_on();
+    s.state = s.op == nullptr && word == nullptr ? DeviceSnapshot::State::kOwnCode
+                                                 : DeviceSnapshot::State::kWaiting;
+    // The group's own release word is a member of its Rendezvous; a
+    // point-to-point wait sleeps on a channel's word instead.
+    const auto inside = [](const void* p, const void* object, size_t size) {
+      const auto a = reinterpret_cast<uintptr_t>(p), o = reinterpret_cast<uintptr_t>(object);
+      return a >= o && a < o + size;
+    };
+    s.blocked_in_group_meeting =
+        word != nullptr && s.group != nullptr && inside(word, s.group, sizeof(Rendezvous));
+  }
+  return out;
 }
 
 std::string Launch::progress_report(const std::string& headline) const {
-  std::string report = headline;
-  for (size_t i = 0; i < devices_.size(); ++i) {
-    const DeviceState& d = *devices_[i];
-    report += "\n  device " + std::to_string(d.id) + ": ";
-    if (finished_[i].load()) {
-      report += "finished";
-      continue;
-    }
-    const char* op = d.current_op.load(std::memory_order_acquire);
-    const Rendezvous* group = d.current_group.load(std::memory_order_relaxed);
-    const uint64_t done = d.collectives_done.load();
-    if (op == nullptr && d.waiter.blocked_on() == nullptr) {
-      report += "running its own code after " + std::to_string(done) + " collectives";
-      continue;
-    }
-    report += std::string("waiting in ") + (op ? op : "an unnamed wait");
-    if (group != nullptr) report += " on " + group->describe();
-    report += " after " + std::to_string(done) + " collectives";
-  }
-  return report;
+  return headline + summarize_devices(snapshot());
 }
 
 }  // namespace meshsim

@@ -3,11 +3,9 @@
 // runtime/: owns the launch's cancellation flag, its first error, the count of
 // devices still running, and the deadlock detector.
 //
-// Lifetime: reference counted (the launching thread plus one per device),
-// because the last device touches the `done` word after the launching thread
-// may already have seen it change.
-
-#include <spdlog/logger.h>
+// Lifetime: reference counted (the launching thread plus one per device once
+// started), because the last device touches the `done` word after the
+// launching thread may already have seen it change.
 
 #include <atomic>
 #include <exception>
@@ -17,6 +15,7 @@
 #include <vector>
 
 #include "meshsim/runtime/exec/internal/function_ref.h"
+#include "meshsim/runtime/exec/internal/launch_report.h"
 #include "meshsim/runtime/comm/internal/mesh_state.h"
 #include "meshsim/runtime/exec/internal/wait_word.h"
 #include "meshsim/runtime/exec/internal/waiter.h"
@@ -28,32 +27,37 @@ struct DeviceState;
 
 class Launch final : public BlockTracker {
  public:
+  // `enclosing`: the launch whose device body started this one (null when a
+  // host thread did); it outlives this launch. The caller holds the one
+  // reference a new launch has.
   Launch(MeshState& mesh, std::vector<DeviceState*> devices,
-         FunctionRef<void(DeviceContext&)> body, WaitPolicy policy, spdlog::logger& logger);
+         FunctionRef<void(DeviceContext&)> body, WaitPolicy policy, const Launch* enclosing);
 
   MeshState& mesh() { return mesh_; }
-  spdlog::logger& logger() { return logger_; }
-  const WaitPolicy& policy() const { return policy_; }
-  const std::atomic<bool>& aborted() const { return aborted_; }
+  const MeshState& mesh() const { return mesh_; }
+  const Launch* enclosing() const { return enclosing_; }
+  const std::vector<DeviceState*>& devices() const { return devices_; }
   WaitWord& done() { return done_; }
   uint32_t done_initial() const { return done_initial_; }
 
+  // Posts the body to every device (the caller owns them). noexcept: once a
+  // device may run, the launch must be waited for.
+  void start() noexcept;
   // Runs the body on the device at mesh position `position` (device thread).
   void run_device(int position);
 
   // Records the first error (others are dropped) and cancels every wait.
+  // `device_id` < 0: an error of the whole launch (deadlock, timeout).
   void fail(int device_id, std::exception_ptr error);
   bool failed() const { return aborted_.load(std::memory_order_acquire); }
-  // Rethrows the recorded error on the launching thread.
+  // Rethrows the recorded error on the launching thread (only when failed()).
   [[noreturn]] void rethrow() const;
 
-  void retain() { refs_.fetch_add(1, std::memory_order_relaxed); }
   void release() {
     if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
   }
 
-  // Where every device is: finished, waiting in which operation on which
-  // group after how many collectives, or running its own code.
+  // Where every device is, summarized by state (launch_report.h).
   std::string progress_report(const std::string& headline) const;
 
   // BlockTracker: deadlock detection.
@@ -65,6 +69,7 @@ class Launch final : public BlockTracker {
   ~Launch() = default;
   void abort();
   void check_deadlock();
+  std::vector<DeviceSnapshot> snapshot() const;
   // A device is settled once it finished or was cancelled: it touches no
   // peer's buffers any more.
   void settle();
@@ -73,11 +78,11 @@ class Launch final : public BlockTracker {
   std::vector<DeviceState*> devices_;  // by mesh position
   FunctionRef<void(DeviceContext&)> body_;
   WaitPolicy policy_;
-  spdlog::logger& logger_;
+  const Launch* enclosing_;
   std::unique_ptr<std::atomic<bool>[]> finished_;
 
   std::atomic<bool> aborted_{false};
-  std::atomic<int> refs_;
+  std::atomic<int> refs_{1};
   std::atomic<int> remaining_;
   // Devices neither blocked on a futex nor finished: when it reaches zero the
   // launch may be deadlocked.
@@ -90,5 +95,11 @@ class Launch final : public BlockTracker {
   mutable std::mutex error_mu_;
   std::exception_ptr error_;
 };
+
+// Releases the launching thread's reference.
+struct LaunchRelease {
+  void operator()(Launch* launch) const { launch->release(); }
+};
+using LaunchHandle = std::unique_ptr<Launch, LaunchRelease>;
 
 }  // namespace meshsim

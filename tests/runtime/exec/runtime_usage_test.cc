@@ -1,0 +1,341 @@
+// Runtime: the sharp edges of issue 9 — nested launches, contexts kept past
+// their launch, what a device's exception becomes, devices started on demand,
+// and deadlock reports that stay small at thousands of devices.
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "meshsim/runtime/exec/errors.h"
+#include "meshsim/runtime/exec/internal/device_hooks.h"
+#include "meshsim/runtime/exec/internal/launch_report.h"
+#include "meshsim/runtime/exec/runtime.h"
+#include "support/expect_error.h"
+
+namespace meshsim {
+namespace {
+
+// A barrier over `axes` that reports itself as operation `op`.
+void named_barrier(DeviceContext& ctx, AxisNames axes, const char* op = "barrier") {
+  const GroupRef g = DeviceHooks::group(ctx, axes);
+  const OpScope scope(ctx, op, g.rendezvous);
+  g.rendezvous->slot(g.rank).publish(CollectiveCall(op, DType::kFloat32, {}), nullptr, nullptr);
+  g.rendezvous->meet(DeviceHooks::waiter(ctx));
+}
+
+// --- item 1: a launch from inside a body on a device its launch holds ---
+
+TEST(NestedLaunchTest, OnTheCallingDeviceIsAnErrorAtOnce) {
+  Runtime rt(4, {.launch_timeout = std::chrono::seconds(60)});
+  EXPECT_ERROR(rt.launch(Mesh::make({{"x", 2}}),
+                         [&](DeviceContext& ctx) {
+                           if (ctx.device_id() == 1) {
+                             rt.launch(Mesh::make({{"x", 2}}), [](DeviceContext&) {});
+                           }
+                         }),
+               RuntimeUsageError,
+               "device 1: launch on Mesh(x=2) from the body of device 1 would wait forever: "
+               "device(s) 0, 1 belong to the launch on Mesh(x=2) that runs this body");
+}
+
+TEST(NestedLaunchTest, OnAnotherDeviceOfTheSameLaunchIsAnError) {
+  Runtime rt(4);
+  // Device 0 of a launch on {0, 1} launches on {1, 2}: device 1 is held.
+  EXPECT_ERROR(rt.launch(Mesh(AbstractMesh({{"x", 2}}), {0, 1}),
+                         [&](DeviceContext& ctx) {
+                           if (ctx.device_id() != 0) return;
+                           rt.launch(Mesh(AbstractMesh({{"x", 2}}), {1, 2}), [](DeviceContext&) {});
+                         }),
+               RuntimeUsageError, "from the body of device 0 would wait forever: device(s) 1 belong");
+}
+
+TEST(NestedLaunchTest, ThroughAnIntermediateLaunchIsAnError) {
+  Runtime rt(4);
+  // {0, 1} -> device 0 launches on {2} (fine) -> device 2 launches on {1, 3}:
+  // device 1 belongs to the outermost launch, which waits for this one.
+  EXPECT_ERROR(
+      rt.launch(Mesh(AbstractMesh({{"x", 2}}), {0, 1}),
+                [&](DeviceContext& outer) {
+                  if (outer.device_id() != 0) return;
+                  rt.launch(Mesh(AbstractMesh({{"x", 1}}), {2}), [&](DeviceContext&) {
+                    rt.launch(Mesh(AbstractMesh({{"x", 2}}), {1, 3}), [](DeviceContext&) {});
+                  });
+                }),
+      RuntimeUsageError,
+      "device 2: launch on Mesh(x=2; devices=[1, 3]) from the body of device 2 would wait "
+      "forever: device(s) 1 belong to the launch on Mesh(x=2) that encloses this body's launch");
+}
+
+TEST(NestedLaunchTest, OnDisjointDevicesWorks) {
+  Runtime rt(8);
+  std::vector<int> inner_ids(8, -1);
+  std::vector<int> sums(2, -1);
+  rt.launch(Mesh(AbstractMesh({{"x", 2}}), {0, 1}), [&](DeviceContext& ctx) {
+    // Each outer device runs a launch of its own on 3 other devices.
+    const int base = 2 + 3 * ctx.position();
+    const Mesh inner(AbstractMesh({{"y", 3}}), {base, base + 1, base + 2});
+    std::vector<int> seen(3, 0);
+    rt.launch(inner, [&](DeviceContext& c) {
+      named_barrier(c, "y");
+      seen[c.position()] = c.device_id();
+      inner_ids[c.device_id()] = c.axis_index("y");
+    });
+    sums[ctx.position()] = seen[0] + seen[1] + seen[2];
+  });
+  EXPECT_EQ(sums, (std::vector<int>{2 + 3 + 4, 5 + 6 + 7}));
+  EXPECT_EQ(inner_ids, (std::vector<int>{-1, -1, 0, 1, 2, 0, 1, 2}));
+}
+
+TEST(NestedLaunchTest, OnAnotherRuntimeWorks) {
+  Runtime a(2), b(2);
+  std::vector<int> ids(2, -1);
+  a.launch(Mesh::make({{"x", 2}}), [&](DeviceContext& ctx) {
+    if (ctx.device_id() != 0) return;
+    b.launch(Mesh::make({{"x", 2}}), [&](DeviceContext& c) {
+      named_barrier(c, "x");
+      ids[c.position()] = c.device_id();
+    });
+  });
+  EXPECT_EQ(ids, (std::vector<int>{0, 1}));
+}
+
+// --- item 3: a DeviceContext kept past its launch ---
+
+TEST(DeviceContextLifetimeTest, UseAfterTheLaunchIsAnError) {
+  Runtime rt(2);
+  DeviceContext* kept = nullptr;
+  rt.launch(Mesh::make({{"x", 2}}), [&](DeviceContext& ctx) {
+    if (ctx.device_id() == 1) kept = &ctx;
+  });
+  ASSERT_NE(kept, nullptr);
+  const std::string needle = "of device 1 called outside that device's launch";
+  EXPECT_ERROR(kept->axis_index("x"), RuntimeUsageError, "axis_index " + needle);
+  EXPECT_ERROR(kept->device_id(), RuntimeUsageError, needle);
+  EXPECT_ERROR(kept->mesh(), RuntimeUsageError, needle);
+  EXPECT_ERROR(DeviceHooks::group(*kept, "x"), RuntimeUsageError, needle);
+  EXPECT_ERROR(DeviceHooks::waiter(*kept), RuntimeUsageError, needle);
+}
+
+// Device 0 keeps device 1's context; in a later launch without device 1 it
+// uses it: an error, not a read of device 1's dead launch.
+TEST(DeviceContextLifetimeTest, UseFromAnotherDeviceInALaterLaunchIsAnError) {
+  Runtime rt(2);
+  DeviceContext* kept = nullptr;
+  rt.launch(Mesh::make({{"x", 2}}), [&](DeviceContext& ctx) {
+    if (ctx.device_id() == 1) kept = &ctx;
+  });
+  EXPECT_ERROR(rt.launch(Mesh(AbstractMesh({{"x", 1}}), {0}),
+                         [&](DeviceContext&) { kept->axis_index("x"); }),
+               RuntimeUsageError, "axis_index of device 1 called outside that device's launch");
+}
+
+// --- item 10: what the caller learns about a device's exception ---
+
+TEST(DeviceErrorTest, NamesTheDeviceTheTypeAndTheMessage) {
+  Runtime rt(4);
+  try {
+    rt.launch(Mesh::make({{"x", 4}}), [](DeviceContext& ctx) {
+      if (ctx.device_id() == 2) throw std::runtime_error("boom");
+    });
+    FAIL() << "expected DeviceError";
+  } catch (const DeviceError& e) {
+    EXPECT_STREQ(e.what(), "device 2: std::runtime_error: boom");
+    EXPECT_EQ(e.device(), 2);
+    EXPECT_EQ(e.type_name(), "std::runtime_error");
+    EXPECT_THROW(e.rethrow_original(), std::runtime_error);
+  }
+}
+
+TEST(DeviceErrorTest, NonStdExceptionNamesItsType) {
+  Runtime rt(2);
+  EXPECT_ERROR(rt.launch(Mesh::make({{"x", 2}}),
+                         [](DeviceContext& ctx) {
+                           if (ctx.device_id() == 1) throw 42;
+                         }),
+               DeviceError, "device 1: int (not derived from std::exception)");
+}
+
+// A CancelledError the user throws is that device's error, not a silent
+// cancellation; its peers blocked in a barrier are released.
+TEST(DeviceErrorTest, UserThrownCancelledErrorIsTheDevicesError) {
+  Runtime rt(4);
+  try {
+    rt.launch(Mesh::make({{"x", 4}}), [](DeviceContext& ctx) {
+      if (ctx.device_id() == 3) throw CancelledError("user gave up");
+      named_barrier(ctx, "x");
+    });
+    FAIL() << "expected CancelledError";
+  } catch (const CancelledError& e) {
+    EXPECT_STREQ(e.what(), "device 3: user gave up");
+    EXPECT_EQ(e.device(), 3);
+  }
+}
+
+// --- item 21: device threads started on demand, up to a limit ---
+
+TEST(RuntimeGrowthTest, StartsDeviceThreadsOnDemand) {
+  Runtime rt({.max_devices = 16});
+  EXPECT_EQ(rt.num_devices(), 16);
+  EXPECT_EQ(rt.started_devices(), 0);
+  std::vector<int> ids(3, -1);
+  rt.launch(Mesh(AbstractMesh({{"x", 3}}), {9, 2, 5}), [&](DeviceContext& ctx) {
+    named_barrier(ctx, "x");
+    ids[ctx.position()] = ctx.device_id();
+  });
+  EXPECT_EQ(ids, (std::vector<int>{9, 2, 5}));
+  EXPECT_EQ(rt.started_devices(), 3);
+  rt.launch(Mesh::make({{"x", 4}}), [](DeviceContext& ctx) { named_barrier(ctx, "x"); });
+  EXPECT_EQ(rt.started_devices(), 6);  // 0, 1, 3 are new
+}
+
+TEST(RuntimeGrowthTest, DefaultLimit) {
+  Runtime rt;
+  EXPECT_EQ(rt.num_devices(), RuntimeOptions::kDefaultMaxDevices);
+  EXPECT_EQ(rt.started_devices(), 0);
+}
+
+TEST(RuntimeGrowthTest, MeshBeyondTheLimitIsAnError) {
+  Runtime rt({.max_devices = 4});
+  EXPECT_ERROR(rt.launch(Mesh::make({{"x", 8}}), [](DeviceContext&) {}), RuntimeUsageError,
+               "mesh Mesh(x=8) uses device 4 but the runtime has at most 4 devices "
+               "(RuntimeOptions::max_devices)");
+  EXPECT_EQ(rt.started_devices(), 0);
+  Runtime fixed(2);
+  EXPECT_ERROR(fixed.launch(Mesh::make({{"x", 3}}), [](DeviceContext&) {}), RuntimeUsageError,
+               "uses device 2 but the runtime has at most 2 devices");
+  EXPECT_ERROR(Runtime(4, {.max_devices = 2}), InvalidArgumentError,
+               "max_devices 2 is less than the 4 devices");
+}
+
+TEST(RuntimeGrowthTest, ConcurrentLaunchesGrowTheSameDevices) {
+  Runtime rt({.max_devices = 64});
+  std::atomic<int> runs{0};
+  auto run = [&](int first) {
+    for (int i = 0; i < 20; ++i) {
+      std::vector<int> ids;
+      for (int d = 0; d < 8; ++d) ids.push_back((first + 8 * i + d) % 64);
+      rt.launch(Mesh(AbstractMesh({{"x", 8}}), ids), [&](DeviceContext& ctx) {
+        named_barrier(ctx, "x");
+        runs.fetch_add(1);
+      });
+    }
+  };
+  std::thread a(run, 0), b(run, 4);
+  a.join();
+  b.join();
+  EXPECT_EQ(runs.load(), 2 * 20 * 8);
+  EXPECT_EQ(rt.started_devices(), 64);
+}
+
+// --- item 13: deadlock reports summarize runs of devices ---
+
+// Every device but the last waits in a barrier over all of them: 1 device
+// finished, n - 1 waiting in the one group.
+std::string deadlock_report(Runtime& rt, int n, double* ms) {
+  const Mesh mesh = Mesh::make({{"x", n}});
+  std::string what;
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    rt.launch(mesh, [&](DeviceContext& ctx) {
+      if (ctx.device_id() != n - 1) named_barrier(ctx, "x", "psum");
+    });
+  } catch (const DeadlockError& e) {
+    what = e.what();
+  }
+  *ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return what;
+}
+
+TEST(DeadlockReportTest, SummarizesRunsOfDevicesAt4096) {
+  Runtime rt(4096);
+  for (int n : {1024, 4096}) {
+    double ms = 0;
+    const std::string what = deadlock_report(rt, n, &ms);
+    std::printf("deadlock on %d devices: report of %zu bytes, launch failed in %.1f ms\n", n,
+                what.size(), ms);
+    EXPECT_LT(what.size(), 64u * 1024);
+    EXPECT_THAT(what, ::testing::HasSubstr("devices 0–" + std::to_string(n - 2) +
+                                           ": waiting in psum on axes 'x', group 0 of 1"));
+    EXPECT_THAT(what, ::testing::HasSubstr("device " + std::to_string(n - 1) + ": finished"));
+    EXPECT_LT(ms, 10'000);  // generous: a deadlock is reported, not waited out
+  }
+}
+
+// Alternating states: devices grouped by state, not by contiguous runs.
+TEST(DeadlockReportTest, GroupsDevicesByState) {
+  Runtime rt(4096);
+  const Mesh mesh = Mesh::make({{"x", 4096}});
+  try {
+    rt.launch(mesh, [&](DeviceContext& ctx) {
+      if (ctx.device_id() % 2 == 0) named_barrier(ctx, "x", "psum");
+    });
+    FAIL() << "expected DeadlockError";
+  } catch (const DeadlockError& e) {
+    const std::string what = e.what();
+    EXPECT_LT(what.size(), 4096u);
+    EXPECT_THAT(what, ::testing::HasSubstr("devices 0–4094 step 2: waiting in psum on axes 'x', "
+                                           "group 0 of 1 after 0 collectives"));
+    EXPECT_THAT(what, ::testing::HasSubstr("devices 1–4095 step 2: finished"));
+  }
+}
+
+// Groups of one set summarized together: 'x' is the major axis, so the
+// devices of one group are 4 apart; the last row is missing from every group.
+TEST(DeadlockReportTest, SummarizesTheGroupsOfOneSet) {
+  Runtime rt(16);
+  const Mesh mesh = Mesh::make({{"x", 4}, {"y", 4}});
+  try {
+    rt.launch(mesh, [&](DeviceContext& ctx) {
+      if (ctx.axis_index("x") != 3) named_barrier(ctx, "x", "psum");
+    });
+    FAIL() << "expected DeadlockError";
+  } catch (const DeadlockError& e) {
+    const std::string what = e.what();
+    EXPECT_THAT(what, ::testing::HasSubstr("devices 0–11: waiting in psum on axes 'x', groups 0–3 "
+                                           "of 4 after 0 collectives"));
+    EXPECT_THAT(what, ::testing::HasSubstr("devices 12–15: finished"));
+  }
+}
+
+// The report alone, from snapshots of 4096 devices: every device waits in
+// one group of all of them (what made the old report O(n^2)), or every
+// device is in a state of its own (the worst case for its size).
+TEST(DeadlockReportTest, SummaryOf4096DevicesIsSmallAndFast) {
+  std::vector<int> ids(4096);
+  for (int i = 0; i < 4096; ++i) ids[i] = i;
+  const Rendezvous group(ids, "axes 'x', group 0 of 1");
+  std::vector<DeviceSnapshot> one_group(4096), all_different(4096);
+  for (int i = 0; i < 4096; ++i) {
+    one_group[i] = {.id = i, .state = DeviceSnapshot::State::kWaiting, .op = "psum",
+                    .group = &group, .blocked_in_group_meeting = true};
+    all_different[i] = {.id = i, .state = DeviceSnapshot::State::kOwnCode,
+                        .collectives = static_cast<uint64_t>(i)};
+  }
+  for (const auto* devices : {&one_group, &all_different}) {
+    const auto start = std::chrono::steady_clock::now();
+    const std::string report = summarize_devices(*devices);
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    std::printf("summary of 4096 devices: %zu bytes in %.2f ms\n", report.size(), ms);
+    EXPECT_LT(report.size(), 64u * 1024);
+    EXPECT_LT(ms, 5'000);  // generous; measured in the report
+  }
+  EXPECT_EQ(summarize_devices(one_group),
+            "\n  devices 0–4095: waiting in psum on axes 'x', group 0 of 1 after 0 collectives");
+  EXPECT_THAT(summarize_devices(all_different),
+              ::testing::EndsWith("\n  … and 4064 more states of 4064 devices"));
+}
+
+TEST(DeadlockReportTest, CompressIds) {
+  const std::vector<int> ids = {0, 1, 2, 3, 7, 9, 20, 18, 16, 5};
+  EXPECT_EQ(compress_ids(ids), "0–3, 7, 9, 20–16 step -2, 5");
+  EXPECT_EQ(compress_ids(ids, 2), "0–3, 7, … (10 in all)");
+  EXPECT_EQ(compress_ids(std::vector<int>{4, 6}), "4, 6");
+}
+
+}  // namespace
+}  // namespace meshsim
