@@ -19,9 +19,10 @@
 #include <chrono>
 #include <condition_variable>
 #include <functional>
-#include <optional>
+#include <list>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -70,9 +71,17 @@ class Runtime {
   // level starts at MESHSIM_LOG_LEVEL (default warn).
   spdlog::logger& logger() { return *logger_; }
 
+  // The runtime keeps its own copy of each mesh launched on (with the
+  // rendezvous and channels of its groups) for reuse, at most this many: the
+  // least recently launched one that no running launch uses is dropped first.
+  static constexpr size_t kMaxInternedMeshes = 256;
+  // How many it keeps now (for tests).
+  size_t interned_mesh_count();
+
  private:
-  // The runtime's copy of `mesh`, created on first use.
-  MeshState& intern(const Mesh& mesh);
+  // The runtime's copy of `mesh`, created on first use. The caller holds the
+  // pointer for the whole launch: that pins the copy against eviction.
+  std::shared_ptr<MeshState> intern(const Mesh& mesh);
   void wait_for(Launch& launch);
   void device_main(DeviceState& device);
   std::vector<DeviceState*> acquire(const Mesh& mesh);
@@ -89,8 +98,14 @@ class Runtime {
   bool stopping_ = false;
   std::vector<std::unique_ptr<DeviceState>> devices_;
 
+  // Interned meshes, most recently launched first, and an index by mesh hash.
+  struct Interned {
+    size_t hash;
+    std::shared_ptr<MeshState> state;
+  };
   std::mutex meshes_mu_;
-  std::unordered_map<size_t, std::vector<std::unique_ptr<MeshState>>> meshes_;
+  std::list<Interned> meshes_;
+  std::unordered_multimap<size_t, std::list<Interned>::iterator> mesh_index_;
 };
 
 }  // namespace meshsim
