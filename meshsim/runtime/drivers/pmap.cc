@@ -35,6 +35,7 @@ std::vector<Array> pmap(Runtime& runtime, const ShardBody& body, const std::stri
   if (in_axes.empty()) in_axes.assign(num_inputs, 0);
 
   std::optional<int64_t> size;
+  size_t sized_by = 0;  // the input whose mapped dimension set `size`
   std::vector<PartitionSpec> in_specs;
   for (size_t i = 0; i < num_inputs; ++i) {
     if (!in_axes[i]) {
@@ -50,11 +51,20 @@ std::vector<Array> pmap(Runtime& runtime, const ShardBody& body, const std::stri
                        std::to_string(extent) + " for input " + std::to_string(i) + " (" + what +
                        ")");
     }
+    if (!size) sized_by = i;
     size = extent;
     in_specs.push_back(spec_at(axis, axis_name));
   }
   if (!size || *size < 1) {
     throw InvalidArgumentError("pmap needs at least one input mapped over a non-empty dimension");
+  }
+  // Before sizing a device list by it: a zero-size input may map a dimension
+  // far larger than the runtime (an explicit list is checked against it below).
+  if (options.devices.empty() && *size > runtime.num_devices()) {
+    throw ShapeError("pmap: input " + std::to_string(sized_by) + " of shape " +
+                     shape_to_string(inputs[sized_by].shape()) + " maps a dimension of size " +
+                     std::to_string(*size) + " but the runtime has " +
+                     std::to_string(runtime.num_devices()) + " devices");
   }
   std::vector<int> devices = options.devices;
   if (devices.empty()) {

@@ -4,7 +4,9 @@
 // the device sees) or, when in_axes[i] is std::nullopt, broadcast whole to every
 // device. Every output is stacked along a new dimension out_axes[i]. The
 // number of devices is the size of the mapped dimension; they are devices
-// 0..n-1 of the runtime unless `devices` names others. Built on shard_map.
+// 0..n-1 of the runtime unless `devices` names others (a mapped dimension
+// larger than the runtime is a ShapeError naming the input's shape). Built on
+// shard_map.
 
 #include <optional>
 #include <span>

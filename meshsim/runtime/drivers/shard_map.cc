@@ -36,10 +36,12 @@ auto with_context(const std::string& context, F&& f) {
 constexpr int64_t kParallelBytes = 256 * 1024;
 
 // Runs every piece of every copy, spread over oneTBB workers when big enough.
+// Nothing to copy (a zero-size array, whose bytes() are null) copies nothing.
 template <class SrcOf, class DstOf>
 void run_copies(const std::vector<BoxCopy>& copies, SrcOf src_of, DstOf dst_of) {
   int64_t bytes = 0;
   for (const BoxCopy& c : copies) bytes += c.bytes();
+  if (bytes == 0) return;
   if (bytes < kParallelBytes) {
     for (size_t i = 0; i < copies.size(); ++i) copies[i].copy_all(src_of(i), dst_of(i));
     return;
@@ -80,6 +82,20 @@ std::vector<Array> split(const AbstractMesh& shape, const PartitionSpec& spec, c
   return shards;
 }
 
+// The mesh axes along which positions p and q differ ("axis y", "axes x, y"):
+// axes the spec leaves out, since p and q hold the same box.
+std::string differing_axes(const AbstractMesh& shape, int p, int q) {
+  const std::vector<int> a = shape.coords(p);
+  const std::vector<int> b = shape.coords(q);
+  std::vector<std::string> names;
+  for (size_t axis = 0; axis < a.size(); ++axis) {
+    if (a[axis] != b[axis]) names.push_back(shape.axis_names()[axis]);
+  }
+  std::string out = names.size() == 1 ? "axis " : "axes ";
+  for (size_t i = 0; i < names.size(); ++i) out += (i == 0 ? "" : ", ") + names[i];
+  return out;
+}
+
 // The first position holding each distinct box is the source; the others are
 // replicas that must hold the same bits.
 void check_replicas(const Mesh& mesh, const PartitionSpec& spec, size_t index,
@@ -101,7 +117,9 @@ void check_replicas(const Mesh& mesh, const PartitionSpec& spec, size_t index,
   std::vector<char> differs(n, 0);
   const auto compare = [&](int p) {
     const Array& a = outs[source[p]];
-    differs[p] = source[p] != p && std::memcmp(a.bytes(), outs[p].bytes(), a.nbytes()) != 0;
+    // memcmp must not see the null bytes() of a zero-size array.
+    differs[p] = source[p] != p && a.nbytes() > 0 &&
+                 std::memcmp(a.bytes(), outs[p].bytes(), a.nbytes()) != 0;
   };
   if (static_cast<int64_t>(outs[0].nbytes()) * n < kParallelBytes) {
     for (int p = 0; p < n; ++p) compare(p);
@@ -110,13 +128,32 @@ void check_replicas(const Mesh& mesh, const PartitionSpec& spec, size_t index,
   }
   for (int p = 0; p < n; ++p) {
     if (!differs[p]) continue;
-    throw ReplicationError(
-        input_name("output", index, spec) + " is not replicated over axes the spec leaves out: "
-        "device " + std::to_string(mesh.device_at(source[p])) + " and device " +
-        std::to_string(mesh.device_at(p)) + " differ: " + first_difference(outs[source[p]], outs[p]) +
-        " (an index in the shard, whose origin in the global array is " +
-        shape_to_string(origin_of(boxes[p])) + ")");
+    throw ReplicationError(input_name("output", index, spec) + " is not replicated over mesh " +
+                           differing_axes(shape, source[p], p) + ": device " +
+                           std::to_string(mesh.device_at(source[p])) + " and device " +
+                           std::to_string(mesh.device_at(p)) +
+                           " differ: " + first_difference(outs[source[p]], outs[p]) +
+                           " (an index in the shard, whose origin in the global array is " +
+                           shape_to_string(origin_of(boxes[p])) + ")");
   }
+}
+
+// The global shape of an output whose every device returns `local`: each
+// dimension times the size of the mesh axes the spec shards it over.
+// ShapeError naming both shapes if that overflows int64.
+std::vector<int64_t> global_output_shape(const AbstractMesh& shape, const PartitionSpec& spec,
+                                         const std::vector<int64_t>& local,
+                                         const std::string& context) {
+  std::vector<int64_t> global = local;
+  for (int d = 0; d < spec.size(); ++d) {
+    const int64_t parts = axis_size(shape, spec.dim(d));
+    if (__builtin_mul_overflow(local[d], parts, &global[d])) {
+      throw ShapeError(context + ": the local shape " + shape_to_string(local) + " times " +
+                       std::to_string(parts) + " devices in dimension " + std::to_string(d) +
+                       " overflows int64");
+    }
+  }
+  return global;
 }
 
 Array gather(const Mesh& mesh, const PartitionSpec& spec, size_t index,
@@ -129,10 +166,8 @@ Array gather(const Mesh& mesh, const PartitionSpec& spec, size_t index,
     spec.validate(shape, first.rank());
     return 0;
   });
-  std::vector<int64_t> global_shape = first.shape();
-  for (int d = 0; d < spec.size(); ++d) {
-    global_shape[d] *= axis_size(shape, spec.dim(d));
-  }
+  const std::vector<int64_t> global_shape =
+      global_output_shape(shape, spec, first.shape(), context);
   if (check_replication) check_replicas(mesh, spec, index, global_shape, outs);
   if (!shards_anything(spec)) return first;
 

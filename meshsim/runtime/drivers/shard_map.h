@@ -6,11 +6,12 @@
 //
 // An axis an out_spec does not name means the output is replicated over it:
 // by default every replica is compared bitwise and a difference raises
-// ReplicationError naming the first differing device pair and element
-// (turn off with check_replication = false; then the copy at the lowest mesh
-// position wins).
+// ReplicationError naming the first differing device pair, the mesh axes
+// along which the two differ, and the element (turn off with
+// check_replication = false; then the copy at the lowest mesh position wins).
 // Inputs must divide evenly (SpecError / ShapeError naming the input, the
-// dimension and the spec). Split and gather copy in parallel with oneTBB; an
+// dimension and the spec); a global output shape beyond int64 is a ShapeError
+// naming the local shape. Zero-size inputs and outputs are fine. Split and gather copy in parallel with oneTBB; an
 // input its spec does not shard is passed to every device without a copy.
 
 #include <concepts>

@@ -6,6 +6,7 @@
 #include "meshsim/runtime/exec/internal/device_state.h"
 #include "meshsim/runtime/exec/errors.h"
 #include "meshsim/runtime/exec/internal/launch.h"
+#include "meshsim/runtime/exec/runtime.h"
 
 namespace meshsim {
 
@@ -70,17 +71,29 @@ GroupRef DeviceHooks::group(DeviceContext& ctx, AxisNames axes,
   if (!ctx.usable()) ctx.throw_unusable("a collective over " + axes.to_string());
   DeviceState& device = ctx.device_;
   MeshState& mesh = ctx.launch_->mesh();
-  for (const auto& entry : device.group_cache) {
-    if (entry.mesh == &mesh && axes.equals(entry.ref.set->axes) &&
-        *entry.index_groups == index_groups) {
-      return entry.ref;
+  const auto [it, inserted] = device.group_cache.try_emplace(mesh.id());
+  DeviceState::CachedMesh& cached = it->second;
+  cached.last_use = ++device.group_cache_clock;
+  for (const auto& entry : cached.groups) {
+    if (axes.equals(entry.ref.set->axes) && *entry.index_groups == index_groups) return entry.ref;
+  }
+  ++device.group_cache_misses;
+  if (inserted && device.group_cache.size() > Runtime::kMaxInternedMeshes) {
+    auto oldest = device.group_cache.end();
+    for (auto candidate = device.group_cache.begin(); candidate != device.group_cache.end();
+         ++candidate) {
+      if (candidate != it && (oldest == device.group_cache.end() ||
+                              candidate->second.last_use < oldest->second.last_use)) {
+        oldest = candidate;
+      }
     }
+    device.group_cache.erase(oldest);
   }
   GroupRef ref = mesh.group(axes, index_groups, ctx.position_);
-  // Bounded: a device that sees many meshes keeps only the recent groups.
-  constexpr size_t kMaxCached = 64;
-  if (device.group_cache.size() >= kMaxCached) device.group_cache.clear();
-  device.group_cache.push_back({&mesh, &ref.set->index_groups, ref});
+  // Bounded: a device that uses many groups of one mesh keeps only the recent.
+  constexpr size_t kMaxCachedGroups = 64;
+  if (cached.groups.size() >= kMaxCachedGroups) cached.groups.clear();
+  cached.groups.push_back({&ref.set->index_groups, ref});
   return ref;
 }
 
@@ -92,6 +105,9 @@ OpScope::OpScope(DeviceContext& ctx, const char* op, const Rendezvous* group)
 
 OpScope::~OpScope() {
   device_.current_op.store(nullptr, std::memory_order_release);
+  // The group belongs to a MeshState that may be evicted after this launch: a
+  // later report must not find it.
+  device_.current_group.store(nullptr, std::memory_order_relaxed);
   device_.collectives_done.fetch_add(1, std::memory_order_relaxed);
 }
 

@@ -199,20 +199,38 @@ void Runtime::check_not_nested_on_own_devices(const Mesh& mesh, const DeviceStat
   }
 }
 
-MeshState& Runtime::intern(const Mesh& mesh) {
-  for (int id : mesh.device_ids()) {
-    if (id >= num_devices()) {
-      throw RuntimeUsageError("mesh " + mesh.to_string() + " uses device " + std::to_string(id) +
-                              " but the runtime has " + std::to_string(num_devices()) +
-                              " devices");
-    }
-  }
+std::shared_ptr<MeshState> Runtime::intern(const Mesh& mesh) {
+  const size_t hash = hash_mesh(mesh);
   std::lock_guard lock(meshes_mu_);
-  auto& bucket = meshes_[hash_mesh(mesh)];
-  for (auto& state : bucket) {
-    if (state->mesh() == mesh) return *state;
+  const auto [first, last] = mesh_index_.equal_range(hash);
+  for (auto it = first; it != last; ++it) {
+    if (it->second->state->mesh() != mesh) continue;
+    meshes_.splice(meshes_.begin(), meshes_, it->second);  // iterators stay valid
+    return it->second->state;
   }
-  return *bucket.emplace_back(std::make_unique<MeshState>(mesh));
+  meshes_.push_front({hash, std::make_shared<MeshState>(mesh)});
+  mesh_index_.emplace(hash, meshes_.begin());
+  std::shared_ptr<MeshState> fresh = meshes_.front().state;
+  // Drop the least recently launched meshes no launch holds. use_count() is
+  // exact here: only this function, under the lock, copies the pointers.
+  for (auto it = meshes_.end(); meshes_.size() > kMaxInternedMeshes && it != meshes_.begin();) {
+    --it;
+    if (it->state.use_count() > 1) continue;
+    const auto [from, to] = mesh_index_.equal_range(it->hash);
+    for (auto entry = from; entry != to; ++entry) {
+      if (entry->second == it) {
+        mesh_index_.erase(entry);
+        break;
+      }
+    }
+    it = meshes_.erase(it);
+  }
+  return fresh;
+}
+
+size_t Runtime::interned_mesh_count() {
+  std::lock_guard lock(meshes_mu_);
+  return meshes_.size();
 }
 
 void Runtime::launch(const Mesh& mesh_arg, const std::function<void(DeviceContext&)>& body) {
@@ -222,7 +240,8 @@ void Runtime::launch(const Mesh& mesh_arg, const std::function<void(DeviceContex
   // holds would wait forever.
   const DeviceState* caller = calling_device();
   if (caller != nullptr) check_not_nested_on_own_devices(mesh_arg, *caller);
-  MeshState& mesh_state = intern(mesh_arg);
+  const std::shared_ptr<MeshState> pinned = intern(mesh_arg);
+  MeshState& mesh_state = *pinned;
   {
     std::lock_guard lock(in_flight_mu_);
     if (stopping_) throw RuntimeUsageError("launch on a Runtime that is being destroyed");

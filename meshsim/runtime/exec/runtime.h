@@ -27,6 +27,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <functional>
+#include <list>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -95,10 +96,18 @@ class Runtime {
   // level starts at MESHSIM_LOG_LEVEL (default warn).
   spdlog::logger& logger() { return *logger_; }
 
+  // The runtime keeps its own copy of each mesh launched on (with the
+  // rendezvous and channels of its groups) for reuse, at most this many: the
+  // least recently launched one that no running launch uses is dropped first.
+  static constexpr size_t kMaxInternedMeshes = 256;
+  // How many it keeps now (for tests).
+  size_t interned_mesh_count();
+
  private:
   Runtime(RuntimeOptions options, int max_devices, int start_now);
-  // The runtime's copy of `mesh`, created on first use.
-  MeshState& intern(const Mesh& mesh);
+  // The runtime's copy of `mesh`, created on first use. The caller holds the
+  // pointer for the whole launch: that pins the copy against eviction.
+  std::shared_ptr<MeshState> intern(const Mesh& mesh);
   // Noexcept: the devices run the launch until it is done, so nothing may
   // unwind past them (only formatting a timeout report can throw: bad_alloc).
   void wait_for(Launch& launch) noexcept;
@@ -137,8 +146,14 @@ class Runtime {
   std::vector<std::unique_ptr<DeviceState>> started_;  // guarded by grow_mu_
   std::atomic<int> num_started_{0};
 
+  // Interned meshes, most recently launched first, and an index by mesh hash.
+  struct Interned {
+    size_t hash;
+    std::shared_ptr<MeshState> state;
+  };
   std::mutex meshes_mu_;
-  std::unordered_map<size_t, std::vector<std::unique_ptr<MeshState>>> meshes_;
+  std::list<Interned> meshes_;
+  std::unordered_multimap<size_t, std::list<Interned>::iterator> mesh_index_;
 };
 
 }  // namespace meshsim

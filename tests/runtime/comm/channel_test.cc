@@ -1,12 +1,14 @@
 // Channel and GroupChannels: FIFO order between two threads (spinning and
 // blocking), flow control at capacity, cancellation of a blocked receive,
-// reset after an abort, and lock-free creation under a race.
+// reset after an abort, lock-free creation under a race, and memory that
+// grows with the pairs used on a large group.
 
 #include "meshsim/runtime/comm/internal/channel.h"
 
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -177,6 +179,54 @@ TEST(GroupChannelsTest, ResetEmptiesEveryChannel) {
   channels.between(1, 0).send(waiter, message(4));
   EXPECT_EQ(value_of(channels.between(0, 1).receive(waiter)), 3);
   EXPECT_EQ(value_of(channels.between(1, 0).receive(waiter)), 4);
+}
+
+TEST(GroupChannelsTest, OneRankGroupHasItsOwnChannel) {
+  std::atomic<bool> used{false};
+  GroupChannels channels(1, &used);
+  Waiter waiter;
+  channels.between(0, 0).send(waiter, message(7));
+  EXPECT_EQ(value_of(channels.between(0, 0).receive(waiter)), 7);
+  EXPECT_EQ(channels.channel_count(), 1u);
+}
+
+// One ring over 4096 ranks: 4096 channels, and memory of a few hundred bytes
+// of index per pair on top of the channels themselves (a row of 4096 pointers
+// per sender, as before, would be 128 MiB).
+TEST(GroupChannelsTest, RingOnALargeGroupCreatesOnlyTheChannelsUsed) {
+  constexpr int kRanks = 4096;
+  std::atomic<bool> used{false};
+  GroupChannels channels(kRanks, &used);
+  Waiter waiter;
+  for (int r = 0; r < kRanks; ++r) channels.between(r, (r + 1) % kRanks).send(waiter, message(r));
+  EXPECT_EQ(channels.channel_count(), static_cast<size_t>(kRanks));
+  EXPECT_LE(channels.allocated_bytes(), kRanks * (sizeof(Channel) + 512));
+  for (int r = 0; r < kRanks; ++r) {
+    const int from = (r + kRanks - 1) % kRanks;
+    ASSERT_EQ(value_of(channels.between(from, r).receive(waiter)), from);
+  }
+  EXPECT_EQ(channels.channel_count(), static_cast<size_t>(kRanks));
+}
+
+// take_unreceived finds the few pairs used on a large group, sender-major,
+// names them by device id and empties them.
+TEST(GroupChannelsTest, TakeUnreceivedNamesTheSparsePairsUsed) {
+  constexpr int kRanks = 5000;
+  std::atomic<bool> used{false};
+  GroupChannels channels(kRanks, &used);
+  std::vector<int> device_ids(kRanks);
+  for (int r = 0; r < kRanks; ++r) device_ids[r] = 10 * r;
+  Waiter waiter;
+  channels.between(4999, 0).send(waiter, message(1));
+  channels.between(3, 4998).send(waiter, message(2));
+  channels.between(3, 4998).send(waiter, message(3));
+  channels.between(3, 2).send(waiter, message(4));
+  (void)channels.between(0, 1);  // created, never used
+  EXPECT_EQ(channels.channel_count(), 4u);
+  EXPECT_EQ(channels.take_unreceived(device_ids),
+            "1 from device 30 to device 20; 2 from device 30 to device 49980; "
+            "1 from device 49990 to device 0");
+  EXPECT_EQ(channels.take_unreceived(device_ids), "");
 }
 
 }  // namespace

@@ -355,6 +355,7 @@ struct ReplicationCase {
   std::string name;
   PartitionSpec out_spec;
   int source;  // the position position 3 is compared with: the lowest with the same box
+  std::string axes;  // the mesh axes along which `source` and position 3 differ
 };
 
 void PrintTo(const ReplicationCase& c, std::ostream* os) { *os << c.name; }
@@ -362,7 +363,7 @@ void PrintTo(const ReplicationCase& c, std::ostream* os) { *os << c.name; }
 class ShardMapReplicationTest
     : public ::testing::TestWithParam<std::tuple<ReplicationCase, std::vector<int>>> {};
 
-TEST_P(ShardMapReplicationTest, DifferingReplicasNameBothDevicesAndTheIndex) {
+TEST_P(ShardMapReplicationTest, DifferingReplicasNameTheAxisBothDevicesAndTheIndex) {
   const auto& [c, ids] = GetParam();
   const Mesh mesh(AbstractMesh({{"x", 2}, {"y", 2}}), ids);
   Runtime rt(4);
@@ -373,17 +374,19 @@ TEST_P(ShardMapReplicationTest, DifferingReplicasNameBothDevicesAndTheIndex) {
   };
   EXPECT_ERROR(shard_map(rt, mesh, body, P{}, c.out_spec, Array::zeros({1}, DType::kInt32)),
                ReplicationError,
-               "device " + std::to_string(ids[c.source]) + " and device " +
-                   std::to_string(ids[3]) + " differ: first difference at index (1, 2): 0 vs 1");
+               "is not replicated over mesh " + c.axes + ": device " +
+                   std::to_string(ids[c.source]) + " and device " + std::to_string(ids[3]) +
+                   " differ: first difference at index (1, 2): 0 vs 1");
 }
 
 INSTANTIATE_TEST_SUITE_P(
     OutSpecs, ShardMapReplicationTest,
-    ::testing::Combine(::testing::Values(ReplicationCase{"ReplicatedEverywhere", P{}, 0},
-                                         ReplicationCase{"ShardedOverX", P{"x"}, 2},
-                                         ReplicationCase{"ShardedOverY", P{"y"}, 1},
-                                         ReplicationCase{"ColsOverY", P{nullptr, "y"}, 1}),
-                       ::testing::Values(std::vector<int>{0, 1, 2, 3}, std::vector<int>{3, 2, 1, 0})),
+    ::testing::Combine(
+        ::testing::Values(ReplicationCase{"ReplicatedEverywhere", P{}, 0, "axes x, y"},
+                          ReplicationCase{"ShardedOverX", P{"x"}, 2, "axis y"},
+                          ReplicationCase{"ShardedOverY", P{"y"}, 1, "axis x"},
+                          ReplicationCase{"ColsOverY", P{nullptr, "y"}, 1, "axis x"}),
+        ::testing::Values(std::vector<int>{0, 1, 2, 3}, std::vector<int>{3, 2, 1, 0})),
     [](const auto& info) {
       return std::get<0>(info.param).name +
              (std::get<1>(info.param)[0] == 0 ? "_DefaultIds" : "_ReversedIds");

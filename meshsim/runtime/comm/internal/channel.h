@@ -15,8 +15,10 @@
 // - Both waits go through the caller's Waiter on WaitWords, so an aborted
 //   launch cancels them (CancelledError), and the deadlock detector sees a
 //   receiver whose sender never sends, or a sender whose receiver never takes.
-// - A message nobody receives stays in the channel across launches; reset()
-//   (MeshState::reset_after_abort) empties it after an aborted launch.
+// - A message nobody receives never outlives its launch: after a launch that
+//   succeeded, MeshState::take_unreceived_messages reports and drops it (the
+//   launch then fails with UnreceivedMessageError); after an aborted launch,
+//   reset() (MeshState::reset_after_abort) empties the channel.
 // Memory order: the sender fills the slot, then advances `sent_` (a seq_cst
 // read-modify-write, so it releases the slot); the receiver observes the new
 // count with an acquire load before it reads the slot. Symmetrically, the
@@ -68,11 +70,14 @@ class Channel {
 };
 
 // The channels among the members of one device group, one per ordered
-// (sender rank, receiver rank) pair, created on first use. Lookups take no
-// lock: a missing row or channel is built and installed with a
-// compare-and-swap (acq_rel, so the winner's construction is visible to every
-// later acquire load); a thread that loses the race deletes its copy. Memory is
-// one pointer per rank until a rank sends.
+// (sender rank, receiver rank) pair, created on first use. Memory grows with
+// the pairs used, not with size() squared: the channels hang off a radix tree
+// keyed by sender * size() + receiver, kBits bits a level, so a pair costs its
+// Channel plus at most one node a level (a ring over 4096 ranks: about
+// 3 nodes a pair). Lookups take no lock: a missing node or channel is built
+// and installed with a compare-and-swap (acq_rel, so the winner's construction
+// is visible to every later acquire load); a thread that loses the race deletes
+// its copy.
 class GroupChannels {
  public:
   // `used` is set on the first channel created (so a launch that sent nothing
@@ -92,11 +97,29 @@ class GroupChannels {
   // can use the channels.
   std::string take_unreceived(std::span<const int> device_ids);
 
+  // Channels created so far, and the heap bytes of the tree plus those
+  // channels (for tests and memory reports).
+  size_t channel_count() const { return channels_.load(std::memory_order_relaxed); }
+  size_t allocated_bytes() const;
+
  private:
-  using Row = std::atomic<Channel*>;  // a row: size_ of them, by receiver
+  static constexpr int kBits = 4;
+  static constexpr int kFanout = 1 << kBits;
+  // A child is a Node* on every level but the last, where it is a Channel*.
+  struct Node {
+    std::array<std::atomic<void*>, kFanout> child{};
+  };
+  // Calls visit(Channel&) on every channel created, in key order.
+  template <class Visit>
+  void for_each_channel(Visit visit);
+  void destroy(Node* node, int level);
+
   int size_;
+  int levels_;  // radix digits of the largest key, at least 1
   std::atomic<bool>* used_;
-  std::unique_ptr<std::atomic<Row*>[]> rows_;  // by sender
+  Node root_;
+  std::atomic<size_t> nodes_{0};  // heap nodes (not counting root_)
+  std::atomic<size_t> channels_{0};
 };
 
 }  // namespace meshsim

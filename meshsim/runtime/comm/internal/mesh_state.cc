@@ -1,11 +1,19 @@
 #include "meshsim/runtime/comm/internal/mesh_state.h"
 
 namespace meshsim {
+namespace {
 
-MeshState::MeshState(Mesh mesh) : mesh_(std::move(mesh)) {
+std::atomic<uint64_t> mesh_states_created{0};
+
+}  // namespace
+
+MeshState::MeshState(Mesh mesh)
+    : mesh_(std::move(mesh)), id_(mesh_states_created.fetch_add(1, std::memory_order_relaxed)) {
   coords_.reserve(mesh_.size());
   for (int p = 0; p < mesh_.size(); ++p) coords_.push_back(mesh_.abstract_mesh().coords(p));
 }
+
+uint64_t MeshState::created_count() { return mesh_states_created.load(std::memory_order_relaxed); }
 
 GroupRef MeshState::group(AxisNames axes, const AxisIndexGroups& index_groups, int position) {
   std::lock_guard lock(mu_);

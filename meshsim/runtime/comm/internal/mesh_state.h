@@ -5,6 +5,8 @@
 // miss of their own per-device cache (DeviceState), so the mutex below is off
 // the fast path.
 
+#include <atomic>
+#include <cstdint>
 #include <deque>
 #include <memory>
 #include <mutex>
@@ -44,6 +46,12 @@ class MeshState {
   explicit MeshState(Mesh mesh);
 
   const Mesh& mesh() const { return mesh_; }
+  // Unique in the process and never reused (unlike an address): a device's
+  // group cache keys on it, so an entry left by an evicted MeshState can never
+  // match a new one.
+  uint64_t id() const { return id_; }
+  // MeshStates created so far in the process (for tests).
+  static uint64_t created_count();
   std::span<const int> coords(int position) const { return coords_[position]; }
 
   // The group of mesh position `position` for `axes` / `index_groups`.
@@ -60,6 +68,7 @@ class MeshState {
 
  private:
   Mesh mesh_;
+  uint64_t id_;
   std::vector<std::vector<int>> coords_;
   std::mutex mu_;
   std::deque<GroupSet> sets_;  // a deque: GroupSet addresses stay valid

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdint>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "meshsim/runtime/comm/internal/mesh_state.h"
@@ -47,13 +48,21 @@ struct alignas(64) DeviceState {
   // What the device's code receives; the launch enters and leaves it.
   DeviceContext context;
 
-  // Per-device cache of group lookups: no lock on a hit.
+  // Per-device cache of group lookups: no lock on a hit. Keyed by MeshState
+  // id, never reused, so an entry of an evicted MeshState never matches (and is
+  // never read); holds at most Runtime::kMaxInternedMeshes meshes, dropping the
+  // least recently used.
   struct CachedGroup {
-    const MeshState* mesh;
     const AxisIndexGroups* index_groups;  // points into the GroupSet
     GroupRef ref;
   };
-  std::vector<CachedGroup> group_cache;
+  struct CachedMesh {
+    std::vector<CachedGroup> groups;
+    uint64_t last_use = 0;  // group_cache_clock at the last lookup
+  };
+  std::unordered_map<uint64_t, CachedMesh> group_cache;
+  uint64_t group_cache_clock = 0;
+  uint64_t group_cache_misses = 0;  // lookups that went to MeshState (for tests)
 };
 
 }  // namespace meshsim

@@ -1,0 +1,123 @@
+// The runtime's interned meshes (MeshState) and the per-device group cache:
+// launches on 10,000 different sub-meshes keep the interned set bounded and
+// stay right after eviction; a mesh a running launch uses is never evicted; a
+// loop over 100 meshes reuses both the interned state and the group cache.
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "meshsim/mesh/abstract_mesh.h"
+#include "meshsim/mesh/mesh.h"
+#include "meshsim/runtime/array/array.h"
+#include "meshsim/runtime/comm/internal/mesh_state.h"
+#include "meshsim/runtime/exec/device_context.h"
+#include "meshsim/runtime/exec/internal/device_hooks.h"
+#include "meshsim/runtime/exec/internal/device_state.h"
+#include "meshsim/runtime/exec/runtime.h"
+
+namespace meshsim {
+namespace {
+
+// A mesh of two devices, `a` at position 0 and `b` at 1, over one axis.
+Mesh pair_mesh(const std::string& axis, int a, int b) {
+  return Mesh(AbstractMesh({{axis, 2}}), {a, b});
+}
+
+// The exchange every launch here runs: each device of a two-device mesh sends
+// its id to the other through the group's channels; `got[position]` is what
+// it received.
+void exchange(DeviceContext& ctx, std::vector<int>& got) {
+  const std::string axis = ctx.mesh().abstract_mesh().axis_names()[0];
+  const GroupRef group = DeviceHooks::group(ctx, axis);
+  Waiter& waiter = DeviceHooks::waiter(ctx);
+  const int peer = 1 - group.rank;
+  group.channels->between(group.rank, peer).send(waiter, Array::scalar<int32_t>(ctx.device_id()));
+  got[ctx.position()] = group.channels->between(peer, group.rank).receive(waiter).at<int32_t>({});
+}
+
+std::vector<int> launch_exchange(Runtime& rt, const Mesh& mesh) {
+  std::vector<int> got(2, -1);
+  rt.launch(mesh, [&](DeviceContext& ctx) { exchange(ctx, got); });
+  return got;
+}
+
+TEST(MeshInterningTest, TenThousandSubMeshesStayBoundedAndRight) {
+  constexpr int kDevices = 64;
+  constexpr int kLaunches = 10'000;
+  Runtime rt(kDevices);
+  const uint64_t created_before = MeshState::created_count();
+  for (int k = 0; k < kLaunches; ++k) {
+    // Every (a, b) with a != b, then again under the next axis name.
+    const int pairs = kDevices * (kDevices - 1);
+    const int a = (k % pairs) / (kDevices - 1);
+    const int b = (a + 1 + (k % pairs) % (kDevices - 1)) % kDevices;
+    const Mesh mesh = pair_mesh("axis" + std::to_string(k / pairs), a, b);
+    ASSERT_EQ(launch_exchange(rt, mesh), (std::vector<int>{b, a})) << mesh;
+    ASSERT_LE(rt.interned_mesh_count(), Runtime::kMaxInternedMeshes);
+  }
+  EXPECT_EQ(MeshState::created_count() - created_before, static_cast<uint64_t>(kLaunches));
+  // The first mesh was evicted long ago: interned again, and right.
+  EXPECT_EQ(launch_exchange(rt, pair_mesh("axis0", 0, 1)), (std::vector<int>{1, 0}));
+  EXPECT_EQ(MeshState::created_count() - created_before, static_cast<uint64_t>(kLaunches) + 1);
+}
+
+// A launch still running on its mesh while others push it out of the
+// interned set: its MeshState stays alive, and the launch finishes right.
+TEST(MeshInterningTest, ARunningLaunchPinsItsMesh) {
+  Runtime rt(4);
+  const Mesh pinned = pair_mesh("pinned", 2, 3);
+  std::atomic<bool> started{false};
+  std::atomic<bool> go{false};
+  std::vector<int> got(2, -1);
+  std::thread holder([&] {
+    rt.launch(pinned, [&](DeviceContext& ctx) {
+      started.store(true);
+      while (!go.load()) std::this_thread::yield();
+      exchange(ctx, got);
+    });
+  });
+  while (!started.load()) std::this_thread::yield();
+  for (size_t k = 0; k < 2 * Runtime::kMaxInternedMeshes; ++k) {
+    const Mesh other = pair_mesh("other" + std::to_string(k), k % 2, 1 - k % 2);
+    ASSERT_EQ(launch_exchange(rt, other),
+              (std::vector<int>{1 - static_cast<int>(k % 2), static_cast<int>(k % 2)}));
+  }
+  // Only the pinned mesh may exceed the bound.
+  EXPECT_LE(rt.interned_mesh_count(), Runtime::kMaxInternedMeshes + 1);
+  go.store(true);
+  holder.join();
+  EXPECT_EQ(got, (std::vector<int>{3, 2}));
+}
+
+// 100 meshes on the same two devices (more than the old cache's 64 entries):
+// the second pass creates no MeshState and every group lookup hits the
+// device's cache.
+TEST(MeshInterningTest, ALoopOverAHundredMeshesReusesTheirState) {
+  constexpr int kMeshes = 100;
+  Runtime rt(2);
+  std::vector<Mesh> meshes;
+  for (int i = 0; i < kMeshes; ++i)
+    meshes.push_back(pair_mesh("m" + std::to_string(i), i % 2, 1 - i % 2));
+  for (const Mesh& mesh : meshes) launch_exchange(rt, mesh);
+  const uint64_t created = MeshState::created_count();
+  for (const Mesh& mesh : meshes) {
+    std::vector<int> got(2, -1);
+    std::vector<uint64_t> misses(2, 0);
+    rt.launch(mesh, [&](DeviceContext& ctx) {
+      const uint64_t before = DeviceHooks::device(ctx).group_cache_misses;
+      exchange(ctx, got);
+      misses[ctx.position()] = DeviceHooks::device(ctx).group_cache_misses - before;
+    });
+    EXPECT_EQ(misses, (std::vector<uint64_t>{0, 0})) << mesh;
+    EXPECT_EQ(got, (std::vector<int>{mesh.device_ids()[1], mesh.device_ids()[0]})) << mesh;
+  }
+  EXPECT_EQ(MeshState::created_count(), created);
+}
+
+}  // namespace
+}  // namespace meshsim
