@@ -87,11 +87,14 @@ TEST(MeshInterningTest, ARunningLaunchPinsItsMesh) {
     ASSERT_EQ(launch_exchange(rt, other),
               (std::vector<int>{1 - static_cast<int>(k % 2), static_cast<int>(k % 2)}));
   }
-  // Only the pinned mesh may exceed the bound.
-  EXPECT_LE(rt.interned_mesh_count(), Runtime::kMaxInternedMeshes + 1);
+  EXPECT_EQ(rt.interned_mesh_count(), Runtime::kMaxInternedMeshes);
   go.store(true);
   holder.join();
   EXPECT_EQ(got, (std::vector<int>{3, 2}));
+  // It was never evicted, so launching on it again creates nothing.
+  const uint64_t created = MeshState::created_count();
+  EXPECT_EQ(launch_exchange(rt, pinned), (std::vector<int>{3, 2}));
+  EXPECT_EQ(MeshState::created_count(), created);
 }
 
 // 100 meshes on the same two devices (more than the old cache's 64 entries):

@@ -109,7 +109,7 @@ class GroupChannels {
   struct Node {
     std::array<std::atomic<void*>, kFanout> child{};
   };
-  // Calls visit(Channel&) on every channel created, in key order.
+  // Calls visit(key, Channel&) on every channel created, in key order.
   template <class Visit>
   void for_each_channel(Visit visit);
   void destroy(Node* node, int level);
