@@ -17,10 +17,10 @@
 //
 // Allocator settings (process-wide, by necessity). Storage comes from oneTBB's
 // scalable allocator (tbbmalloc). On the first Array allocation meshsim sets
-// two of its modes: TBBMALLOC_USE_HUGE_PAGES = 1 (new large mappings are
-// advised as transparent huge pages) and TBBMALLOC_SET_HUGE_SIZE_THRESHOLD =
-// 1 MiB (freed blocks of 1 MiB and up stay cached in tbbmalloc instead of
-// being returned to the OS). They cannot be per runtime: tbbmalloc has one
+// two of its modes: TBBMALLOC_USE_HUGE_PAGES = 1 (new large mappings use the
+// system's reserved huge pages if it has any, else are advised as transparent
+// huge pages) and TBBMALLOC_SET_HUGE_SIZE_THRESHOLD = 1 MiB (freed blocks of
+// 1 MiB and up stay cached in tbbmalloc instead of being returned to the OS). They cannot be per runtime: tbbmalloc has one
 // set of modes per process, and Arrays belong to no runtime (they are made
 // by host code before and after launches and cross runtimes). So they apply
 // to everything in the process that allocates through tbbmalloc: oneTBB's
