@@ -12,6 +12,7 @@
 #include <tbb/scalable_allocator.h>
 
 #include "meshsim/mesh/error.h"
+#include "meshsim/runtime/array/internal/allocator_settings.h"
 
 namespace meshsim {
 namespace {
@@ -171,20 +172,19 @@ struct Array::Storage::Block {
 
 namespace {
 
-// tbbmalloc's settings belong to the one allocator of the process, not to a
+// tbbmalloc's modes belong to the one allocator of the process, not to a
 // runtime or to meshsim's blocks (see "Allocator settings" in array.h): set
-// them once, on the first allocation, and leave alone any the host chose
-// through TBB_MALLOC_USE_HUGE_PAGES / TBB_MALLOC_SET_HUGE_OBJECT_THRESHOLD
-// (tbbmalloc reads those at start-up; a scalable_allocation_mode call would
-// override them). Huge pages: 512x fewer page faults on first touch of a big
-// array. Threshold: freed blocks of 1 MiB and up stay cached instead of going
-// back to the OS, since collectives and shard_map allocate results of the same
-// sizes over and over.
+// them once, on the first allocation, except those the host chose. Huge
+// pages: 512x fewer page faults on first touch of a big array. Threshold:
+// freed blocks of 1 MiB and up stay cached instead of going back to the OS,
+// since collectives and shard_map allocate results of the same sizes over and
+// over.
 [[maybe_unused]] bool configure_allocator() {
-  if (std::getenv("TBB_MALLOC_USE_HUGE_PAGES") == nullptr) {
-    scalable_allocation_mode(TBBMALLOC_USE_HUGE_PAGES, 1);
-  }
-  if (std::getenv("TBB_MALLOC_SET_HUGE_OBJECT_THRESHOLD") == nullptr) {
+  const AllocatorSettings settings =
+      allocator_settings(std::getenv("TBB_MALLOC_USE_HUGE_PAGES"),
+                         std::getenv("TBB_MALLOC_SET_HUGE_OBJECT_THRESHOLD"));
+  if (settings.use_huge_pages) scalable_allocation_mode(TBBMALLOC_USE_HUGE_PAGES, 1);
+  if (settings.huge_size_threshold) {
     scalable_allocation_mode(TBBMALLOC_SET_HUGE_SIZE_THRESHOLD, 1 << 20);
   }
   return true;

@@ -20,17 +20,18 @@
 // two of its modes: TBBMALLOC_USE_HUGE_PAGES = 1 (new large mappings use the
 // system's reserved huge pages if it has any, else are advised as transparent
 // huge pages) and TBBMALLOC_SET_HUGE_SIZE_THRESHOLD = 1 MiB (freed blocks of
-// 1 MiB and up stay cached in tbbmalloc instead of being returned to the OS). They cannot be per runtime: tbbmalloc has one
-// set of modes per process, and Arrays belong to no runtime (they are made
-// by host code before and after launches and cross runtimes). So they apply
-// to everything in the process that allocates through tbbmalloc: oneTBB's
-// own allocators, tbb::scalable_allocator, and all of malloc if the host
-// preloads tbbmalloc_proxy. What changes for such a host: big blocks may be
-// backed by 2 MiB pages (more memory per sparse touch, fewer faults), and
-// freed multi-MiB blocks keep holding memory until
+// 1 MiB and up stay cached in tbbmalloc instead of being returned to the OS).
+// They cannot be per runtime: tbbmalloc has one set of modes per process, and
+// Arrays belong to no runtime (they are made by host code before and after
+// launches and cross runtimes). So they apply to everything in the process that
+// allocates through tbbmalloc: oneTBB's own allocators,
+// tbb::scalable_allocator, and all of malloc if the host preloads
+// tbbmalloc_proxy. What changes for such a host: big blocks may be backed by
+// 2 MiB pages (more memory per sparse touch, fewer faults), and freed multi-MiB
+// blocks keep holding memory until
 // scalable_allocation_command(TBBMALLOC_CLEAN_ALL_BUFFERS, nullptr). A host
-// that set TBB_MALLOC_USE_HUGE_PAGES or TBB_MALLOC_SET_HUGE_OBJECT_THRESHOLD
-// in the environment keeps its choice: meshsim then leaves that mode alone.
+// that set TBB_MALLOC_USE_HUGE_PAGES or TBB_MALLOC_SET_HUGE_OBJECT_THRESHOLD in
+// the environment keeps its choice: meshsim then leaves that mode alone.
 // Sanitizer builds use the system allocator and set nothing.
 
 #include <algorithm>
