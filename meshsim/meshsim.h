@@ -11,6 +11,8 @@
 #include "meshsim/mesh/partition_spec.h"             // IWYU pragma: export
 #include "meshsim/mesh/sharding.h"                   // IWYU pragma: export
 #include "meshsim/runtime/array/array.h"             // IWYU pragma: export
+#include "meshsim/runtime/array/array_ops.h"         // IWYU pragma: export
+#include "meshsim/runtime/array/array_shape_ops.h"   // IWYU pragma: export
 #include "meshsim/runtime/array/array_views.h"       // IWYU pragma: export
 #include "meshsim/runtime/array/dtype.h"             // IWYU pragma: export
 #include "meshsim/runtime/comm/axis_names.h"         // IWYU pragma: export

@@ -12,6 +12,7 @@
 #include <tbb/scalable_allocator.h>
 
 #include "meshsim/mesh/error.h"
+#include "meshsim/runtime/array/internal/allocator_settings.h"
 
 namespace meshsim {
 namespace {
@@ -171,13 +172,21 @@ struct Array::Storage::Block {
 
 namespace {
 
-// Once per process: back big arrays with transparent huge pages (512x fewer
-// page faults on first touch), and keep freed blocks of 1 MiB and up cached
-// instead of returning them to the OS, since collectives and shard_map
-// allocate results of the same sizes over and over.
+// tbbmalloc's modes belong to the one allocator of the process, not to a
+// runtime or to meshsim's blocks (see "Allocator settings" in array.h): set
+// them once, on the first allocation, except those the host chose. Huge
+// pages: 512x fewer page faults on first touch of a big array. Threshold:
+// freed blocks of 1 MiB and up stay cached instead of going back to the OS,
+// since collectives and shard_map allocate results of the same sizes over and
+// over.
 [[maybe_unused]] bool configure_allocator() {
-  scalable_allocation_mode(TBBMALLOC_USE_HUGE_PAGES, 1);
-  scalable_allocation_mode(TBBMALLOC_SET_HUGE_SIZE_THRESHOLD, 1 << 20);
+  const AllocatorSettings settings =
+      allocator_settings(std::getenv("TBB_MALLOC_USE_HUGE_PAGES"),
+                         std::getenv("TBB_MALLOC_SET_HUGE_OBJECT_THRESHOLD"));
+  if (settings.use_huge_pages) scalable_allocation_mode(TBBMALLOC_USE_HUGE_PAGES, 1);
+  if (settings.huge_size_threshold) {
+    scalable_allocation_mode(TBBMALLOC_SET_HUGE_SIZE_THRESHOLD, 1 << 20);
+  }
   return true;
 }
 
@@ -187,9 +196,13 @@ constexpr size_t kStorageAlignment = 64;
 // Sanitizer builds use the system allocator: ThreadSanitizer and
 // AddressSanitizer intercept malloc / free, not tbbmalloc, so they would miss
 // use-after-free and report reuse of a block by another thread as a race.
+// Their allocators abort instead of returning null above 1 TiB (their
+// max_allocation_size), so larger requests fail here as they would in
+// tbbmalloc on a machine without that much memory.
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
 void* allocate_block(size_t nbytes) {
   constexpr size_t kAlign = kStorageAlignment;
+  if (nbytes > (size_t{1} << 40)) return nullptr;
   return std::aligned_alloc(kAlign, (nbytes + 2 * kAlign - 1) / kAlign * kAlign);
 }
 void free_block(void* block) { std::free(block); }
@@ -235,7 +248,26 @@ Array::Array(Shape shape, DType dtype)
     : dtype_(dtype),
       shape_(std::move(shape)),
       size_(num_elements(shape_)),
-      storage_(nbytes() > 0 ? Storage(nbytes()) : Storage()) {}
+      storage_(allocate(shape_, dtype_, size_)) {}
+
+Array::Storage Array::allocate(const Shape& shape, DType dtype, int64_t size) {
+  const auto item = static_cast<int64_t>(dtype_size(dtype));
+  const auto describe = [&] {
+    return "shape " + shape_to_string(shape) + " of " + std::string(dtype_name(dtype)) + " has " +
+           std::to_string(size) + " elements of " + std::to_string(item) + " bytes";
+  };
+  // Divided, not multiplied: size * item may overflow.
+  if (size > kMaxBytes / item) {
+    throw ShapeError(describe() + ": more than the 2^47 bytes (128 TiB) an Array may hold");
+  }
+  if (size == 0) return Storage();
+  try {
+    return Storage(static_cast<size_t>(size * item));
+  } catch (const std::bad_alloc&) {
+    throw ShapeError(describe() + ": the allocator could not provide " +
+                     std::to_string(size * item) + " bytes");
+  }
+}
 
 Array Array::empty(Shape shape, DType dtype) { return Array(std::move(shape), dtype); }
 
@@ -277,7 +309,7 @@ int64_t Array::dim(int d) const {
 
 std::byte* Array::mutable_bytes() {
   if (!storage_.unique()) {
-    Storage copy(nbytes());
+    Storage copy = allocate(shape_, dtype_, size_);
     std::memcpy(copy.data(), storage_.data(), nbytes());
     storage_ = std::move(copy);
   }
@@ -359,7 +391,9 @@ Array Array::astype(DType dtype) const {
 }
 
 std::string Array::to_string() const {
-  return Printer(*this).print() + " dtype=" + std::string(dtype_name(dtype_)) +
+  // numpy prints any array without elements as "[]", whatever its rank.
+  const std::string elements = size_ == 0 ? "[]" : Printer(*this).print();
+  return elements + " dtype=" + std::string(dtype_name(dtype_)) +
          " shape=" + shape_to_string(shape_);
 }
 
@@ -370,27 +404,74 @@ bool array_equal(const Array& a, const Array& b) {
          (a.nbytes() == 0 || std::memcmp(a.bytes(), b.bytes(), a.nbytes()) == 0);
 }
 
-bool allclose(const Array& a, const Array& b, double rtol, double atol) {
-  if (a.dtype() != b.dtype() || a.shape() != b.shape()) return false;
-  return visit_dtype(a.dtype(), [&](auto t) {
+namespace {
+
+bool is_close(double x, double y, double rtol, double atol) {
+  return x == y ||
+         (std::isfinite(x) && std::isfinite(y) && std::abs(x - y) <= atol + rtol * std::abs(y));
+}
+
+// Calls f(i, a_i, b_i) with both elements as float64 for each row-major i
+// until f returns false. a and b have one dtype and shape.
+template <class F>
+void for_each_pair(const Array& a, const Array& b, F&& f) {
+  visit_dtype(a.dtype(), [&](auto t) {
     using T = typename decltype(t)::type;
     const std::span<const T> x = a.span<T>(), y = b.span<T>();
     for (size_t i = 0; i < x.size(); ++i) {
-      const auto xi = static_cast<double>(x[i]), yi = static_cast<double>(y[i]);
-      const bool close = xi == yi || (std::isfinite(xi) && std::isfinite(yi) &&
-                                      std::abs(xi - yi) <= atol + rtol * std::abs(yi));
-      if (!close) return false;
+      if (!f(static_cast<int64_t>(i), static_cast<double>(x[i]), static_cast<double>(y[i]))) {
+        return;
+      }
     }
-    return true;
   });
 }
 
-std::string first_difference(const Array& a, const Array& b) {
+std::string mismatch(const Array& a, const Array& b) {
   const auto name = [](const Array& array) { return std::string(dtype_name(array.dtype())); };
   if (a.dtype() != b.dtype()) return "dtypes differ: " + name(a) + " vs " + name(b);
   if (a.shape() != b.shape()) {
     return "shapes differ: " + shape_to_string(a.shape()) + " vs " + shape_to_string(b.shape());
   }
+  return "";
+}
+
+std::string format_double(double x) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", x);
+  return text;
+}
+
+}  // namespace
+
+bool allclose(const Array& a, const Array& b, double rtol, double atol) {
+  if (a.dtype() != b.dtype() || a.shape() != b.shape()) return false;
+  bool close = true;
+  for_each_pair(a, b, [&](int64_t, double x, double y) {
+    close = is_close(x, y, rtol, atol);
+    return close;
+  });
+  return close;
+}
+
+std::string first_not_close(const Array& a, const Array& b, double rtol, double atol) {
+  if (std::string why = mismatch(a, b); !why.empty()) return why;
+  int64_t first = -1, count = 0;
+  double x = 0, y = 0;  // at `first`
+  for_each_pair(a, b, [&](int64_t i, double xi, double yi) {
+    if (!is_close(xi, yi, rtol, atol) && count++ == 0) first = i, x = xi, y = yi;
+    return true;
+  });
+  if (count == 0) return "";
+  return "first element out of tolerance at index " +
+         shape_to_string(unravel(first, a.shape())) + ": " + format_element(a, first) + " vs " +
+         format_element(b, first) + " (|a - b| = " + format_double(std::abs(x - y)) +
+         ", atol + rtol * |b| = " + format_double(atol + rtol * std::abs(y)) + "); " +
+         std::to_string(count) + " of " + std::to_string(a.size()) +
+         " elements out of tolerance";
+}
+
+std::string first_difference(const Array& a, const Array& b) {
+  if (std::string why = mismatch(a, b); !why.empty()) return why;
   if (array_equal(a, b)) return "";
   const size_t item = dtype_size(a.dtype());
   int64_t i = 0;

@@ -14,6 +14,25 @@
 // different threads even if they share storage (reads anywhere, and a write
 // always goes to storage no other Array sees). One Array object must not be
 // mutated while another thread reads or copies it.
+//
+// Allocator settings (process-wide, by necessity). Storage comes from oneTBB's
+// scalable allocator (tbbmalloc). On the first Array allocation meshsim sets
+// two of its modes: TBBMALLOC_USE_HUGE_PAGES = 1 (new large mappings use the
+// system's reserved huge pages if it has any, else are advised as transparent
+// huge pages) and TBBMALLOC_SET_HUGE_SIZE_THRESHOLD = 1 MiB (freed blocks of
+// 1 MiB and up stay cached in tbbmalloc instead of being returned to the OS).
+// They cannot be per runtime: tbbmalloc has one set of modes per process, and
+// Arrays belong to no runtime (they are made by host code before and after
+// launches and cross runtimes). So they apply to everything in the process that
+// allocates through tbbmalloc: oneTBB's own allocators,
+// tbb::scalable_allocator, and all of malloc if the host preloads
+// tbbmalloc_proxy. What changes for such a host: big blocks may be backed by
+// 2 MiB pages (more memory per sparse touch, fewer faults), and freed multi-MiB
+// blocks keep holding memory until
+// scalable_allocation_command(TBBMALLOC_CLEAN_ALL_BUFFERS, nullptr). A host
+// that set TBB_MALLOC_USE_HUGE_PAGES or TBB_MALLOC_SET_HUGE_OBJECT_THRESHOLD in
+// the environment keeps its choice: meshsim then leaves that mode alone.
+// Sanitizer builds use the system allocator and set nothing.
 
 #include <algorithm>
 #include <cstddef>
@@ -42,7 +61,17 @@ class Array {
   // float32 of shape (0). Holds no storage.
   Array();
 
-  // Factories. A negative dim is a ShapeError naming the shape.
+  // The most bytes one Array may hold: 2^47 (128 TiB), the user address space
+  // of x86-64 and AArch64 with 4-level page tables, so no larger allocation
+  // could succeed. Every function that allocates (the factories, clone,
+  // astype, a copy-on-write) throws ShapeError naming the shape, the dtype and
+  // the element count for a shape that needs more, and likewise when the
+  // allocator refuses a smaller request: std::bad_alloc is not let through,
+  // since to the caller both mean "this shape is too big for this process".
+  static constexpr int64_t kMaxBytes = int64_t{1} << 47;
+
+  // Factories. A negative dim, a dim product that overflows int64_t and a
+  // shape of more than kMaxBytes are ShapeErrors naming the shape.
   // Uninitialized elements.
   static Array empty(Shape shape, DType dtype);
   static Array zeros(Shape shape, DType dtype);
@@ -128,7 +157,8 @@ class Array {
 
   // numpy-like, e.g. "[[0 1 2]\n [3 4 5]] dtype=int32 shape=(2, 3)". Arrays of
   // more than 1000 elements show the first and last 3 items of each dim
-  // around "...", so printing any array is fast.
+  // around "...", so printing any array is fast. An array without elements
+  // is "[]" whatever its rank, as in numpy.
   std::string to_string() const;
 
  private:
@@ -164,6 +194,9 @@ class Array {
 
   // Allocates uninitialized storage.
   Array(Shape shape, DType dtype);
+  // Storage for `size` elements of `dtype` (none for 0), with the size checks
+  // and errors described at kMaxBytes.
+  static Storage allocate(const Shape& shape, DType dtype, int64_t size);
   static void check_value_count(const Shape& shape, size_t count);
   void check_dtype(DType requested, const char* accessor) const;
   int64_t flat_index(std::span<const int64_t> index) const;
@@ -186,6 +219,11 @@ bool allclose(const Array& a, const Array& b, double rtol = 1e-5, double atol = 
 // "" if array_equal(a, b). Otherwise says why not: both dtypes, both shapes,
 // or the first (row-major) differing multi-index and both values there.
 std::string first_difference(const Array& a, const Array& b);
+// "" if allclose(a, b, rtol, atol). Otherwise says why not: both dtypes, both
+// shapes, or the first (row-major) multi-index out of tolerance with both
+// values, |a - b| and the tolerance there, and how many elements are out.
+std::string first_not_close(const Array& a, const Array& b, double rtol = 1e-5,
+                            double atol = 1e-8);
 
 template <class T>
 Array Array::from_values(Shape shape, std::span<const T> values) {

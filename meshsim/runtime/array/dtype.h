@@ -50,6 +50,16 @@ bool is_integral(DType dtype);
 bool is_signed(DType dtype);
 std::ostream& operator<<(std::ostream& os, DType dtype);
 
+// The dtype both operands of a binary operation convert to: the least upper
+// bound in JAX's type promotion lattice (jnp.promote_types, with
+// jax_enable_x64, since meshsim has int64 and float64), restricted to the
+// dtypes meshsim has. Symmetric. bool < any other dtype; u8 < u32 < i64,
+// u8 < i32, i8 < i32 < i64; any integer < any float; bf16 and f16 < f32 <
+// f64. Where JAX's answer is a dtype meshsim lacks, the next one up:
+// int8 with uint8 is int32 (JAX: int16). Arrays are never weakly typed, so a
+// rank-0 Array promotes like any other (JAX: jnp.array(1, int32), not 1).
+DType promote_types(DType a, DType b);
+
 // Compile-time counterparts of is_floating / is_integral, for use inside
 // visit_dtype where only the C++ type is known.
 template <class T>

@@ -107,5 +107,34 @@ TEST(DTypeTest, InvalidEnumValueIsAnError) {
   EXPECT_ERROR(dtype_size(invalid), DTypeError, "invalid dtype value 42");
 }
 
+// JAX's promotion table (jnp.promote_types with jax_enable_x64) restricted to
+// meshsim's dtypes, in enum order: bool i8 i32 i64 u8 u32 f16 bf16 f32 f64.
+// The two entries marked * are int16 in JAX, which meshsim lacks.
+TEST(DTypeTest, PromoteTypesFollowsJaxTable) {
+  constexpr DType b = DType::kBool, i8 = DType::kInt8, i32 = DType::kInt32, i64 = DType::kInt64,
+                  u8 = DType::kUInt8, u32 = DType::kUInt32, f16 = DType::kFloat16,
+                  bf16 = DType::kBFloat16, f32 = DType::kFloat32, f64 = DType::kFloat64;
+  constexpr DType kTable[10][10] = {
+      /*bool*/ {b, i8, i32, i64, u8, u32, f16, bf16, f32, f64},
+      /*i8*/ {i8, i8, i32, i64, i32 /*JAX i16*/, i64, f16, bf16, f32, f64},
+      /*i32*/ {i32, i32, i32, i64, i32, i64, f16, bf16, f32, f64},
+      /*i64*/ {i64, i64, i64, i64, i64, i64, f16, bf16, f32, f64},
+      /*u8*/ {u8, i32 /*JAX i16*/, i32, i64, u8, u32, f16, bf16, f32, f64},
+      /*u32*/ {u32, i64, i64, i64, u32, u32, f16, bf16, f32, f64},
+      /*f16*/ {f16, f16, f16, f16, f16, f16, f16, f32, f32, f64},
+      /*bf16*/ {bf16, bf16, bf16, bf16, bf16, bf16, f32, bf16, f32, f64},
+      /*f32*/ {f32, f32, f32, f32, f32, f32, f32, f32, f32, f64},
+      /*f64*/ {f64, f64, f64, f64, f64, f64, f64, f64, f64, f64},
+  };
+  for (size_t i = 0; i < kAllDTypes.size(); ++i) {
+    for (size_t j = 0; j < kAllDTypes.size(); ++j) {
+      EXPECT_EQ(promote_types(kAllDTypes[i], kAllDTypes[j]), kTable[i][j])
+          << kAllDTypes[i] << " with " << kAllDTypes[j];
+    }
+  }
+  EXPECT_ERROR(promote_types(static_cast<DType>(42), DType::kInt8), DTypeError,
+               "invalid dtype value 42");
+}
+
 }  // namespace
 }  // namespace meshsim
