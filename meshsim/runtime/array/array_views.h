@@ -1,6 +1,8 @@
 #pragma once
-// Eigen views of an Array, for local math on shards. Separate from array.h
-// because the Eigen Tensor header is heavy.
+// Eigen matrix and vector views of an Array, for local math on shards
+// (N-d TensorMap views are in tensor_views.h: the Eigen Tensor module costs
+// every file that includes it a quarter of a second, so meshsim.h leaves it
+// out).
 //
 // A view aliases the Array's storage: it is valid while that storage lives and
 // the Array is not reassigned. A mutable view is taken after copy-on-write, so
@@ -9,7 +11,6 @@
 // (DTypeError) and the rank it needs (ShapeError), naming the array's.
 
 #include <Eigen/Core>
-#include <unsupported/Eigen/CXX11/Tensor>
 
 #include <string>
 
@@ -30,12 +31,6 @@ template <class T>
 using VectorView = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>, Eigen::Aligned64>;
 template <class T>
 using MutableVectorView = Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>, Eigen::Aligned64>;
-// TensorMap only knows one alignment flag (16 bytes), implied by 64.
-template <class T, int Rank>
-using TensorView = Eigen::TensorMap<const Eigen::Tensor<T, Rank, Eigen::RowMajor>, Eigen::Aligned>;
-template <class T, int Rank>
-using MutableTensorView = Eigen::TensorMap<Eigen::Tensor<T, Rank, Eigen::RowMajor>, Eigen::Aligned>;
-
 namespace detail {
 inline void check_view_rank(const Array& array, int rank, const char* view) {
   if (array.rank() != rank) {
@@ -44,26 +39,7 @@ inline void check_view_rank(const Array& array, int rank, const char* view) {
   }
 }
 
-template <int Rank>
-Eigen::DSizes<Eigen::Index, Rank> tensor_dims(const Array& array) {
-  Eigen::DSizes<Eigen::Index, Rank> dims;
-  for (int d = 0; d < Rank; ++d) dims[d] = array.dim(d);
-  return dims;
-}
 }  // namespace detail
-
-template <class T, int Rank>
-TensorView<T, Rank> tensor_view(const Array& array) {
-  detail::check_view_rank(array, Rank, "tensor_view");
-  return TensorView<T, Rank>(array.span<T>().data(), detail::tensor_dims<Rank>(array));
-}
-
-template <class T, int Rank>
-MutableTensorView<T, Rank> mutable_tensor_view(Array& array) {
-  detail::check_view_rank(array, Rank, "mutable_tensor_view");
-  return MutableTensorView<T, Rank>(array.mutable_span<T>().data(),
-                                    detail::tensor_dims<Rank>(array));
-}
 
 template <class T>
 MatrixView<T> matrix_view(const Array& array) {

@@ -9,6 +9,7 @@
 #include "meshsim/runtime/exec/internal/function_ref.h"
 #include "meshsim/runtime/exec/internal/launch.h"
 #include "meshsim/runtime/exec/internal/log.h"
+#include "meshsim/runtime/exec/internal/runtime_impl.h"
 
 namespace meshsim {
 using namespace std::chrono_literals;
@@ -75,12 +76,23 @@ size_t table_size(int max_devices) {
 }  // namespace
 
 Runtime::Runtime(RuntimeOptions options)
-    : Runtime(options, options.max_devices.value_or(RuntimeOptions::kDefaultMaxDevices), 0) {}
+    : impl_(std::make_unique<RuntimeImpl>(
+          options, options.max_devices.value_or(RuntimeOptions::kDefaultMaxDevices), 0)) {}
 
 Runtime::Runtime(int num_devices, RuntimeOptions options)
-    : Runtime(options, options.max_devices.value_or(num_devices), at_least_one(num_devices)) {}
+    : impl_(std::make_unique<RuntimeImpl>(options, options.max_devices.value_or(num_devices),
+                                          at_least_one(num_devices))) {}
 
-Runtime::Runtime(RuntimeOptions options, int max_devices, int start_now)
+Runtime::~Runtime() = default;
+int Runtime::num_devices() const { return impl_->num_devices(); }
+int Runtime::started_devices() const { return impl_->started_devices(); }
+void Runtime::launch(const Mesh& mesh, const std::function<void(DeviceContext&)>& body) {
+  impl_->launch(mesh, body);
+}
+spdlog::logger& Runtime::logger() { return impl_->logger(); }
+size_t Runtime::interned_mesh_count() { return impl_->interned_mesh_count(); }
+
+RuntimeImpl::RuntimeImpl(RuntimeOptions options, int max_devices, int start_now)
     : options_(options), max_devices_(max_devices), logger_(make_runtime_logger()) {
   if (max_devices < 1) {
     throw InvalidArgumentError("RuntimeOptions::max_devices must be at least 1, got " +
@@ -105,7 +117,7 @@ Runtime::Runtime(RuntimeOptions options, int max_devices, int start_now)
   }
 }
 
-Runtime::~Runtime() {
+RuntimeImpl::~RuntimeImpl() {
   {
     std::unique_lock lock(in_flight_mu_);
     stopping_ = true;
@@ -118,7 +130,7 @@ Runtime::~Runtime() {
   stop_devices();
 }
 
-void Runtime::stop_devices() {
+void RuntimeImpl::stop_devices() {
   for (auto& device : started_) {
     device->launch = nullptr;
     device->work.advance();
@@ -126,7 +138,7 @@ void Runtime::stop_devices() {
   for (auto& device : started_) device->thread.join();
 }
 
-void Runtime::device_main(DeviceState& device) {
+void RuntimeImpl::device_main(DeviceState& device) {
   // Not work.load(): a launch may already have advanced the word before this
   // thread got to run. The word starts at zero.
   uint32_t seen = 0;
@@ -137,7 +149,7 @@ void Runtime::device_main(DeviceState& device) {
   }
 }
 
-DeviceState& Runtime::device(int id) {
+DeviceState& RuntimeImpl::device(int id) {
   if (DeviceState* started = devices_[id].load(std::memory_order_acquire)) return *started;
   std::lock_guard lock(grow_mu_);
   if (DeviceState* started = devices_[id].load(std::memory_order_acquire)) return *started;
@@ -158,7 +170,7 @@ DeviceState& Runtime::device(int id) {
   return *device;
 }
 
-DeviceState* Runtime::calling_device() const {
+DeviceState* RuntimeImpl::calling_device() const {
   const std::thread::id me = std::this_thread::get_id();
   for (size_t slot = std::hash<std::thread::id>{}(me) & by_thread_mask_;;
        slot = (slot + 1) & by_thread_mask_) {
@@ -167,7 +179,7 @@ DeviceState* Runtime::calling_device() const {
   }
 }
 
-void Runtime::check_device_ids(const Mesh& mesh) const {
+void RuntimeImpl::check_device_ids(const Mesh& mesh) const {
   for (int id : mesh.device_ids()) {
     if (id >= max_devices_) {
       throw RuntimeUsageError("mesh " + mesh.to_string() + " uses device " + std::to_string(id) +
@@ -177,7 +189,7 @@ void Runtime::check_device_ids(const Mesh& mesh) const {
   }
 }
 
-void Runtime::check_not_nested_on_own_devices(const Mesh& mesh, const DeviceState& caller) const {
+void RuntimeImpl::check_not_nested_on_own_devices(const Mesh& mesh, const DeviceState& caller) const {
   // The caller's body runs in caller.launch (written before the caller's
   // thread was woken for it). Each enclosing launch waits for the one inside
   // it, so a device any of them holds is never freed.
@@ -199,7 +211,7 @@ void Runtime::check_not_nested_on_own_devices(const Mesh& mesh, const DeviceStat
   }
 }
 
-std::shared_ptr<MeshState> Runtime::intern(const Mesh& mesh) {
+std::shared_ptr<MeshState> RuntimeImpl::intern(const Mesh& mesh) {
   const size_t hash = hash_mesh(mesh);
   std::lock_guard lock(meshes_mu_);
   const auto [first, last] = mesh_index_.equal_range(hash);
@@ -213,7 +225,7 @@ std::shared_ptr<MeshState> Runtime::intern(const Mesh& mesh) {
   std::shared_ptr<MeshState> fresh = meshes_.front().state;
   // Drop the least recently launched meshes no launch holds. use_count() is
   // exact here: only this function, under the lock, copies the pointers.
-  for (auto it = meshes_.end(); meshes_.size() > kMaxInternedMeshes && it != meshes_.begin();) {
+  for (auto it = meshes_.end(); meshes_.size() > Runtime::kMaxInternedMeshes && it != meshes_.begin();) {
     --it;
     if (it->state.use_count() > 1) continue;
     const auto [from, to] = mesh_index_.equal_range(it->hash);
@@ -228,12 +240,12 @@ std::shared_ptr<MeshState> Runtime::intern(const Mesh& mesh) {
   return fresh;
 }
 
-size_t Runtime::interned_mesh_count() {
+size_t RuntimeImpl::interned_mesh_count() {
   std::lock_guard lock(meshes_mu_);
   return meshes_.size();
 }
 
-void Runtime::launch(const Mesh& mesh_arg, const std::function<void(DeviceContext&)>& body) {
+void RuntimeImpl::launch(const Mesh& mesh_arg, const std::function<void(DeviceContext&)>& body) {
   if (!body) throw InvalidArgumentError("launch on " + mesh_arg.to_string() + ": empty body");
   check_device_ids(mesh_arg);
   // Before anything is acquired: a launch nested on a device its own launch
@@ -248,7 +260,7 @@ void Runtime::launch(const Mesh& mesh_arg, const std::function<void(DeviceContex
     ++launches_in_flight_;
   }
   struct InFlight {
-    Runtime& rt;
+    RuntimeImpl& rt;
     ~InFlight() {
       std::lock_guard lock(rt.in_flight_mu_);
       if (--rt.launches_in_flight_ == 0) rt.in_flight_cv_.notify_all();
@@ -286,7 +298,7 @@ void Runtime::launch(const Mesh& mesh_arg, const std::function<void(DeviceContex
   }
 }
 
-void Runtime::wait_for(Launch& launch) noexcept {
+void RuntimeImpl::wait_for(Launch& launch) noexcept {
   // The launching thread never spins: the devices need the cores.
   Waiter host;
   host.set_policy({.spin_ns = 0, .yield_ns = 20'000});

@@ -23,16 +23,10 @@
 // error: the destructor logs it and waits for them to finish; launches
 // started after destruction began throw RuntimeUsageError.
 
-#include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <functional>
-#include <list>
 #include <memory>
-#include <mutex>
 #include <optional>
-#include <unordered_map>
-#include <vector>
 
 #include "meshsim/mesh/mesh.h"
 #include "meshsim/runtime/exec/device_context.h"
@@ -45,8 +39,7 @@ class logger;
 namespace meshsim {
 
 struct DeviceState;
-class Launch;
-class MeshState;
+class RuntimeImpl;
 
 struct RuntimeOptions {
   // The device limit of a Runtime created without a device count: enough for
@@ -81,9 +74,9 @@ class Runtime {
 
   // How many devices a mesh may use: ids 0 .. num_devices() - 1 (the limit,
   // whether or not their threads have started yet).
-  int num_devices() const { return max_devices_; }
+  int num_devices() const;
   // Device threads started so far.
-  int started_devices() const { return num_started_.load(std::memory_order_relaxed); }
+  int started_devices() const;
 
   // Runs `body` on every device of `mesh`; see the class comment. Throws
   // RuntimeUsageError if the mesh names a device id of num_devices() or more
@@ -94,7 +87,7 @@ class Runtime {
 
   // The runtime's spdlog logger (include <spdlog/logger.h> to use it): its
   // level starts at MESHSIM_LOG_LEVEL (default warn).
-  spdlog::logger& logger() { return *logger_; }
+  spdlog::logger& logger();
 
   // The runtime keeps its own copy of each mesh launched on (with the
   // rendezvous and channels of its groups) for reuse, at most this many: the
@@ -104,56 +97,7 @@ class Runtime {
   size_t interned_mesh_count();
 
  private:
-  Runtime(RuntimeOptions options, int max_devices, int start_now);
-  // The runtime's copy of `mesh`, created on first use. The caller holds the
-  // pointer for the whole launch: that pins the copy against eviction.
-  std::shared_ptr<MeshState> intern(const Mesh& mesh);
-  // Noexcept: the devices run the launch until it is done, so nothing may
-  // unwind past them (only formatting a timeout report can throw: bad_alloc).
-  void wait_for(Launch& launch) noexcept;
-  void device_main(DeviceState& device);
-  // Wakes every started device thread to exit, and joins them.
-  void stop_devices();
-  void check_device_ids(const Mesh& mesh) const;
-  // Device `id`, its thread started if it was not yet (thread-safe).
-  DeviceState& device(int id);
-  // The device whose thread calls, if it is one of this runtime's.
-  DeviceState* calling_device() const;
-  // Throws RuntimeUsageError if `caller`'s launch, or one enclosing it, holds
-  // a device of `mesh`.
-  void check_not_nested_on_own_devices(const Mesh& mesh, const DeviceState& caller) const;
-
-  RuntimeOptions options_;
-  const int max_devices_;
-  std::shared_ptr<spdlog::logger> logger_;
-  // launch() calls in progress: the destructor waits for them. A mutex, not
-  // an atomic wait: the last launch must not touch the Runtime after the
-  // destructor may have seen the count reach zero.
-  std::mutex in_flight_mu_;
-  std::condition_variable in_flight_cv_;
-  int launches_in_flight_ = 0;
-  bool stopping_ = false;
-
-  // Devices by id, null until started; published with a release store, read
-  // without a lock.
-  std::unique_ptr<std::atomic<DeviceState*>[]> devices_;
-  // The started devices by their thread's id (open addressing, a power of two
-  // at least twice max_devices_ long), so launch() can tell that it runs on a
-  // device thread of this runtime without any thread-local state.
-  std::unique_ptr<std::atomic<DeviceState*>[]> by_thread_;
-  size_t by_thread_mask_;
-  std::mutex grow_mu_;
-  std::vector<std::unique_ptr<DeviceState>> started_;  // guarded by grow_mu_
-  std::atomic<int> num_started_{0};
-
-  // Interned meshes, most recently launched first, and an index by mesh hash.
-  struct Interned {
-    size_t hash;
-    std::shared_ptr<MeshState> state;
-  };
-  std::mutex meshes_mu_;
-  std::list<Interned> meshes_;
-  std::unordered_multimap<size_t, std::list<Interned>::iterator> mesh_index_;
+  std::unique_ptr<RuntimeImpl> impl_;
 };
 
 }  // namespace meshsim

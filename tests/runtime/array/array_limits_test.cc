@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "meshsim/mesh/error.h"
-#include "meshsim/runtime/array/array_views.h"
+#include "meshsim/runtime/array/tensor_views.h"
 #include "meshsim/runtime/array/internal/box_copy.h"
 #include "support/expect_error.h"
 

@@ -9,6 +9,7 @@
 
 #include "meshsim/mesh/error.h"
 #include "meshsim/runtime/array/array.h"
+#include "meshsim/runtime/array/tensor_views.h"
 #include "support/expect_error.h"
 
 namespace meshsim {

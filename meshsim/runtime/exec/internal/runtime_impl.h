@@ -1,0 +1,96 @@
+#pragma once
+// RuntimeImpl: everything a Runtime owns — its devices and their threads, the
+// launches in flight, the interned meshes — kept out of the public header so
+// that users compile none of it. Runtime (exec/runtime.h) forwards to it; the
+// contracts are the ones stated there.
+
+#include <spdlog/logger.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "meshsim/mesh/mesh.h"
+#include "meshsim/runtime/exec/runtime.h"
+
+namespace meshsim {
+
+struct DeviceState;
+class Launch;
+class MeshState;
+
+class RuntimeImpl {
+ public:
+  // Starts devices 0..start_now-1; the others start on first use, up to
+  // max_devices. InvalidArgumentError for a limit below 1 or below start_now.
+  RuntimeImpl(RuntimeOptions options, int max_devices, int start_now);
+  // Waits for launches in flight (logging that it must), then stops every
+  // device thread.
+  ~RuntimeImpl();
+  RuntimeImpl(const RuntimeImpl&) = delete;
+  RuntimeImpl& operator=(const RuntimeImpl&) = delete;
+
+  int num_devices() const { return max_devices_; }
+  int started_devices() const { return num_started_.load(std::memory_order_relaxed); }
+  void launch(const Mesh& mesh, const std::function<void(DeviceContext&)>& body);
+  spdlog::logger& logger() { return *logger_; }
+  size_t interned_mesh_count();
+
+ private:
+  // The runtime's copy of `mesh`, created on first use. The caller holds the
+  // pointer for the whole launch: that pins the copy against eviction.
+  std::shared_ptr<MeshState> intern(const Mesh& mesh);
+  // Noexcept: the devices run the launch until it is done, so nothing may
+  // unwind past them (only formatting a timeout report can throw: bad_alloc).
+  void wait_for(Launch& launch) noexcept;
+  void device_main(DeviceState& device);
+  // Wakes every started device thread to exit, and joins them.
+  void stop_devices();
+  void check_device_ids(const Mesh& mesh) const;
+  // Device `id`, its thread started if it was not yet (thread-safe).
+  DeviceState& device(int id);
+  // The device whose thread calls, if it is one of this runtime's.
+  DeviceState* calling_device() const;
+  // Throws RuntimeUsageError if `caller`'s launch, or one enclosing it, holds
+  // a device of `mesh`.
+  void check_not_nested_on_own_devices(const Mesh& mesh, const DeviceState& caller) const;
+
+  RuntimeOptions options_;
+  const int max_devices_;
+  std::shared_ptr<spdlog::logger> logger_;
+  // launch() calls in progress: the destructor waits for them. A mutex, not
+  // an atomic wait: the last launch must not touch the Runtime after the
+  // destructor may have seen the count reach zero.
+  std::mutex in_flight_mu_;
+  std::condition_variable in_flight_cv_;
+  int launches_in_flight_ = 0;
+  bool stopping_ = false;
+
+  // Devices by id, null until started; published with a release store, read
+  // without a lock.
+  std::unique_ptr<std::atomic<DeviceState*>[]> devices_;
+  // The started devices by their thread's id (open addressing, a power of two
+  // at least twice max_devices_ long), so launch() can tell that it runs on a
+  // device thread of this runtime without any thread-local state.
+  std::unique_ptr<std::atomic<DeviceState*>[]> by_thread_;
+  size_t by_thread_mask_;
+  std::mutex grow_mu_;
+  std::vector<std::unique_ptr<DeviceState>> started_;  // guarded by grow_mu_
+  std::atomic<int> num_started_{0};
+
+  // Interned meshes, most recently launched first, and an index by mesh hash.
+  struct Interned {
+    size_t hash;
+    std::shared_ptr<MeshState> state;
+  };
+  std::mutex meshes_mu_;
+  std::list<Interned> meshes_;
+  std::unordered_multimap<size_t, std::list<Interned>::iterator> mesh_index_;
+};
+
+}  // namespace meshsim
