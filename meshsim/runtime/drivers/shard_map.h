@@ -9,8 +9,8 @@
 // ReplicationError naming the first differing device pair and element
 // (turn off with check_replication = false; then the copy at the lowest mesh
 // position wins).
-// Inputs must divide evenly (SpecError / ShapeError naming the input, the
-// dimension and the spec). Split and gather copy in parallel with oneTBB; an
+// Inputs must divide evenly (IndivisibleShardError naming the input, the
+// dimension and the spec; a bad spec throws as PartitionSpec::validate). Split and gather copy in parallel with oneTBB; an
 // input its spec does not shard is passed to every device without a copy.
 
 #include <concepts>
