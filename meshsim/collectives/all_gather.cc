@@ -34,10 +34,11 @@ Array all_gather(DeviceContext& ctx, const Array& x, AxisNames axes,
 
   Shape out_shape = x.shape();
   if (options.tiled) {
-    out_shape[axis] *= n;
+    out_shape[axis] = detail::gathered_dim(out_shape[axis], n, kOp, axes, x.shape());
   } else {
     out_shape.insert(out_shape.begin() + axis, n);
   }
+  detail::check_result_shape(out_shape, x.dtype(), kOp, axes, x.shape());
   Array out = Array::empty(std::move(out_shape), x.dtype());
   std::byte* const out_bytes = out.mutable_bytes();
   meeting.publish(CollectiveCall(kOp, x.dtype(), x.shape())

@@ -99,7 +99,7 @@ Array all_to_all_impl(DeviceContext& ctx, const CallNames& names, const Array& x
           : detail::canonicalize_axis(concat_axis, x.rank(), names.concat, op, axes, x.shape());
   const int64_t extent = x.shape()[split];
   if (tiled ? extent % n != 0 : extent != n) {
-    throw ShapeError(std::string(op) + " over " + axes.to_string() + ": " + names.split + "=" +
+    throw CollectiveShapeError(std::string(op) + " over " + axes.to_string() + ": " + names.split + "=" +
                      std::to_string(split_axis) + " of x of shape " + shape_to_string(x.shape()) +
                      " has size " + std::to_string(extent) +
                      (tiled ? ", which is not divisible by the group size "
@@ -111,7 +111,7 @@ Array all_to_all_impl(DeviceContext& ctx, const CallNames& names, const Array& x
   Layout layout;
   if (tiled) {
     out_shape[split] /= n;
-    out_shape[concat] *= n;
+    out_shape[concat] = detail::gathered_dim(out_shape[concat], n, op, axes, x.shape());
     layout = layout_of(x.shape(), -1, split, concat, n);
   } else {
     out_shape.erase(out_shape.begin() + split);
@@ -124,6 +124,7 @@ Array all_to_all_impl(DeviceContext& ctx, const CallNames& names, const Array& x
       layout = layout_of(x.shape(), concat, split + 1, concat, n);
     }
   }
+  detail::check_result_shape(out_shape, x.dtype(), op, axes, x.shape());
   Array out = Array::empty(std::move(out_shape), x.dtype());
   std::byte* const out_bytes = out.mutable_bytes();
   CollectiveCall call(op, x.dtype(), x.shape());

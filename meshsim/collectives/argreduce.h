@@ -12,7 +12,7 @@
 // meshsim returns a valid index.) bool compares false < true.
 //
 // Errors: InvalidArgumentError if `axis` names more than one axis (JAX
-// accepts exactly one), AxisError for an unknown axis. Members that disagree
+// accepts exactly one), UnknownAxisError for an unknown axis. Members that disagree
 // on dtype or shape get CollectiveMismatchError.
 
 #include "meshsim/runtime/array/array.h"

@@ -33,7 +33,7 @@ Array psum_scatter(DeviceContext& ctx, const Array& x, AxisNames axes,
                                             "scatter_dimension", kOp, axes, x.shape());
   const int64_t extent = x.shape()[dim];
   if (options.tiled ? extent % n != 0 : extent != n) {
-    throw ShapeError(std::string(kOp) + " over " + axes.to_string() + ": scatter_dimension=" +
+    throw CollectiveShapeError(std::string(kOp) + " over " + axes.to_string() + ": scatter_dimension=" +
                      std::to_string(options.scatter_dimension) + " of x of shape " +
                      shape_to_string(x.shape()) + " has size " + std::to_string(extent) +
                      (options.tiled ? ", which is not divisible by the group size "
