@@ -45,6 +45,12 @@ Array all_gather(DeviceContext& ctx, const Array& x, AxisNames axes,
                       .param("axis", axis)
                       .param("tiled", options.tiled),
                   x.bytes(), out_bytes);
+  // Nothing to move, and the row products below could overflow when a zero
+  // dim hides huge ones: only check the calls match.
+  if (x.size() == 0) {
+    meeting.meet();
+    return out;
+  }
 
   int64_t rows = 1;
   for (int d = 0; d < axis; ++d) rows *= x.shape()[d];
@@ -54,7 +60,6 @@ Array all_gather(DeviceContext& ctx, const Array& x, AxisNames axes,
   const std::array<int64_t, 2> chunk = {rows, run}, whole = {rows, n * run}, origin = {0, 0};
   const BoxCopy copy(esize, chunk, chunk, origin, whole, origin);
   const auto gather_into = [&](void* dst) {
-    if (x.size() == 0) return;
     for (int r = 0; r < n; ++r) {
       copy.copy_all(static_cast<const std::byte*>(meeting.peer(r).input),
                     static_cast<std::byte*>(dst) + r * run * static_cast<int64_t>(esize));
