@@ -34,16 +34,23 @@ Array all_gather(DeviceContext& ctx, const Array& x, AxisNames axes,
 
   Shape out_shape = x.shape();
   if (options.tiled) {
-    out_shape[axis] *= n;
+    out_shape[axis] = detail::gathered_dim(out_shape[axis], n, kOp, axes, x.shape());
   } else {
     out_shape.insert(out_shape.begin() + axis, n);
   }
+  detail::check_result_shape(out_shape, x.dtype(), kOp, axes, x.shape());
   Array out = Array::empty(std::move(out_shape), x.dtype());
   std::byte* const out_bytes = out.mutable_bytes();
   meeting.publish(CollectiveCall(kOp, x.dtype(), x.shape())
                       .param("axis", axis)
                       .param("tiled", options.tiled),
                   x.bytes(), out_bytes);
+  // Nothing to move, and the row products below could overflow when a zero
+  // dim hides huge ones: only check the calls match.
+  if (x.size() == 0) {
+    meeting.meet();
+    return out;
+  }
 
   int64_t rows = 1;
   for (int d = 0; d < axis; ++d) rows *= x.shape()[d];
@@ -53,7 +60,6 @@ Array all_gather(DeviceContext& ctx, const Array& x, AxisNames axes,
   const std::array<int64_t, 2> chunk = {rows, run}, whole = {rows, n * run}, origin = {0, 0};
   const BoxCopy copy(esize, chunk, chunk, origin, whole, origin);
   const auto gather_into = [&](void* dst) {
-    if (x.size() == 0) return;
     for (int r = 0; r < n; ++r) {
       copy.copy_all(static_cast<const std::byte*>(meeting.peer(r).input),
                     static_cast<std::byte*>(dst) + r * run * static_cast<int64_t>(esize));

@@ -9,10 +9,13 @@
 // Tiled: the inputs are concatenated along the existing dimension `axis`,
 //   which becomes group_size times longer.
 //
-// Errors, on the device that passed the argument: ShapeError for an `axis`
-// out of range; GroupError for axis_index_groups that do not cover every
-// axis index once or differ in size; AxisError for an unknown axis. Members
-// that disagree on dtype, shape, axis or tiled get CollectiveMismatchError.
+// Errors, on the device that passed the argument, each naming the collective:
+// CollectiveShapeError for an `axis` out of range or a result whose gathered
+// dimension or byte size would overflow int64; GroupError for
+// axis_index_groups that do not cover every axis index once or differ in
+// size; UnknownAxisError / DuplicateAxisError for an unknown or repeated axis.
+// Members that disagree on dtype, shape, axis or tiled get
+// CollectiveMismatchError.
 
 #include "meshsim/mesh/axis_groups.h"
 #include "meshsim/runtime/array/array.h"

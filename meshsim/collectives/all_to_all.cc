@@ -99,7 +99,7 @@ Array all_to_all_impl(DeviceContext& ctx, const CallNames& names, const Array& x
           : detail::canonicalize_axis(concat_axis, x.rank(), names.concat, op, axes, x.shape());
   const int64_t extent = x.shape()[split];
   if (tiled ? extent % n != 0 : extent != n) {
-    throw ShapeError(std::string(op) + " over " + axes.to_string() + ": " + names.split + "=" +
+    throw CollectiveShapeError(std::string(op) + " over " + axes.to_string() + ": " + names.split + "=" +
                      std::to_string(split_axis) + " of x of shape " + shape_to_string(x.shape()) +
                      " has size " + std::to_string(extent) +
                      (tiled ? ", which is not divisible by the group size "
@@ -108,28 +108,35 @@ Array all_to_all_impl(DeviceContext& ctx, const CallNames& names, const Array& x
   }
 
   Shape out_shape = x.shape();
-  Layout layout;
   if (tiled) {
     out_shape[split] /= n;
-    out_shape[concat] *= n;
-    layout = layout_of(x.shape(), -1, split, concat, n);
+    out_shape[concat] = detail::gathered_dim(out_shape[concat], n, op, axes, x.shape());
   } else {
     out_shape.erase(out_shape.begin() + split);
     out_shape.insert(out_shape.begin() + concat, n);
-    if (split < concat) {
-      layout = layout_of(x.shape(), concat + 1, split, concat + 1, n);
-    } else if (split == concat) {
-      layout = layout_of(x.shape(), -1, split, concat, n);
-    } else {
-      layout = layout_of(x.shape(), concat, split + 1, concat, n);
-    }
   }
+  detail::check_result_shape(out_shape, x.dtype(), op, axes, x.shape());
   Array out = Array::empty(std::move(out_shape), x.dtype());
   std::byte* const out_bytes = out.mutable_bytes();
   CollectiveCall call(op, x.dtype(), x.shape());
   call.param(names.split, split);
   if (names.concat != nullptr) call.param(names.concat, concat).param("tiled", tiled);
   meeting.publish(call, x.bytes(), out_bytes);
+  // Nothing to move, and the layout's dim products could overflow when a zero
+  // dim hides huge ones: only check the calls match.
+  if (x.size() == 0) {
+    meeting.meet();
+    return out;
+  }
+
+  Layout layout;
+  if (tiled || split == concat) {
+    layout = layout_of(x.shape(), -1, split, concat, n);
+  } else if (split < concat) {
+    layout = layout_of(x.shape(), concat + 1, split, concat + 1, n);
+  } else {
+    layout = layout_of(x.shape(), concat, split + 1, concat, n);
+  }
 
   const size_t esize = dtype_size(x.dtype());
   const std::array<int64_t, 5> origin{};
@@ -139,7 +146,6 @@ Array all_to_all_impl(DeviceContext& ctx, const CallNames& names, const Array& x
   const int64_t block_step =
       layout.chunk[layout.concat_at] * byte_stride(layout.out, layout.concat_at, esize);
   const auto receive_into = [&](int rank, void* dst) {
-    if (x.size() == 0) return;
     for (int s = 0; s < n; ++s) {
       copy.copy_all(static_cast<const std::byte*>(meeting.peer(s).input) + rank * chunk_step,
                     static_cast<std::byte*>(dst) + s * block_step);

@@ -18,10 +18,12 @@
 // JAX: x.shape[axis] must equal the group size, and the output, of x's shape,
 // holds at index s along `axis` the slice of rank s's x at my rank.
 //
-// Errors, on the device that passed the argument: ShapeError for an axis out
-// of range or a split dimension that does not fit the group; GroupError for
-// axis_index_groups that do not cover every axis index once or differ in size;
-// AxisError for an unknown axis. Members that disagree on dtype, shape, axes
+// Errors, on the device that passed the argument, each naming the collective:
+// CollectiveShapeError for an axis out of range, a split dimension that does
+// not fit the group or a concat dimension whose product with the group size
+// overflows int64; GroupError for axis_index_groups that do not cover every
+// axis index once or differ in size; UnknownAxisError / DuplicateAxisError for
+// an unknown or repeated axis. Members that disagree on dtype, shape, axes
 // arguments or tiled get CollectiveMismatchError.
 
 #include "meshsim/mesh/axis_groups.h"

@@ -12,8 +12,8 @@
 // meshsim returns a valid index.) bool compares false < true.
 //
 // Errors: InvalidArgumentError if `axis` names more than one axis (JAX
-// accepts exactly one), AxisError for an unknown axis. Members that disagree
-// on dtype or shape get CollectiveMismatchError.
+// accepts exactly one), UnknownAxisError naming the collective for an unknown
+// axis. Members that disagree on dtype or shape get CollectiveMismatchError.
 
 #include "meshsim/runtime/array/array.h"
 #include "meshsim/runtime/comm/axis_names.h"

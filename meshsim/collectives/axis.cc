@@ -1,9 +1,29 @@
 #include "meshsim/collectives/axis.h"
 
+#include "meshsim/mesh/error.h"
+
 namespace meshsim {
+namespace {
 
-int axis_index(const DeviceContext& ctx, AxisNames axes) { return ctx.axis_index(axes); }
+// Names the function in an axis error, as the collectives do.
+template <class F>
+int named(const char* op, AxisNames axes, F&& f) {
+  try {
+    return f();
+  } catch (AxisError& e) {
+    e.add_context(std::string(op) + " over " + axes.to_string());
+    throw;
+  }
+}
 
-int axis_size(const DeviceContext& ctx, AxisNames axes) { return ctx.axis_size(axes); }
+}  // namespace
+
+int axis_index(const DeviceContext& ctx, AxisNames axes) {
+  return named("axis_index", axes, [&] { return ctx.axis_index(axes); });
+}
+
+int axis_size(const DeviceContext& ctx, AxisNames axes) {
+  return named("axis_size", axes, [&] { return ctx.axis_size(axes); });
+}
 
 }  // namespace meshsim

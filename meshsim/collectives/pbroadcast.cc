@@ -1,6 +1,6 @@
 #include "meshsim/collectives/pbroadcast.h"
 
-#include <optional>
+#include <cstring>
 #include <string>
 
 #include "meshsim/collectives/internal/meeting.h"
@@ -12,12 +12,14 @@ namespace meshsim {
 //
 // Words: n = group size, S = bytes of x, source = the rank whose x everyone
 // receives.
-// Steps: every member publishes its x and its result, and meets. The leader,
-// while every member is held, sets each member's result to the source's x — a
-// copy of the Array handle, which shares the storage — and releases everybody.
-// Cost: 1 barrier; S bytes move to each member logically, none physically; the
-// leader makes n handle copies. No departure step: nobody touches a peer's
-// Array after the release.
+// Every member allocates its own result and publishes it with its x; each
+// result is then a copy of the source's x, read in place
+// (Meeting::run_direct: the leader copies all when n·S is small, else each
+// member copies its own after the meeting and meets again before leaving).
+// No result shares storage with the source's x (not even the source's own):
+// the source could otherwise write into the results, after the collective,
+// through a span it took before.
+// Cost: 1 barrier (small) or 2; S bytes copied per member.
 Array pbroadcast(DeviceContext& ctx, const Array& x, AxisNames axes, int source) {
   Meeting meeting(ctx, axes, {}, "pbroadcast");
   if (source < 0 || source >= meeting.size()) {
@@ -26,16 +28,14 @@ Array pbroadcast(DeviceContext& ctx, const Array& x, AxisNames axes, int source)
                                std::to_string(meeting.size()) + ") for axis size " +
                                std::to_string(meeting.size()));
   }
-  std::optional<Array> out;
-  meeting.publish(CollectiveCall("pbroadcast", x.dtype(), x.shape()).param("source", source), &x,
-                  &out);
-  meeting.meet([&] {
-    const Array& value = *static_cast<const Array*>(meeting.peer(source).input);
-    for (int r = 0; r < meeting.size(); ++r) {
-      *static_cast<std::optional<Array>*>(meeting.peer(r).output) = value;
-    }
+  Array out = Array::empty(x.shape(), x.dtype());
+  const size_t nbytes = x.nbytes();
+  meeting.publish(CollectiveCall("pbroadcast", x.dtype(), x.shape()).param("source", source),
+                  x.bytes(), out.mutable_bytes());
+  meeting.run_direct(static_cast<size_t>(meeting.size()) * nbytes, [&](int, void* output) {
+    if (nbytes > 0) std::memcpy(output, meeting.peer(source).input, nbytes);
   });
-  return *std::move(out);
+  return out;
 }
 
 }  // namespace meshsim

@@ -7,9 +7,9 @@
 //
 // InvalidArgumentError naming the source and the axis size unless
 // 0 <= source < axis_size. Every member must pass the same source, dtype and
-// shape, else every member gets CollectiveMismatchError. The result shares
-// storage with the source's x (copy-on-write, runtime/array.h): no element is
-// copied.
+// shape, else every member gets CollectiveMismatchError. The result is a copy
+// in the member's own storage: nothing the source does afterwards, through any
+// handle or span, changes it.
 
 #include "meshsim/runtime/array/array.h"
 #include "meshsim/runtime/comm/axis_names.h"

@@ -1,12 +1,14 @@
 #include "meshsim/collectives/ppermute.h"
 
 #include <array>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "meshsim/collectives/internal/meeting.h"
 #include "meshsim/mesh/error.h"
+#include "meshsim/mesh/internal/dimension.h"
 #include "meshsim/mesh/internal/format.h"
 
 namespace meshsim {
@@ -21,33 +23,35 @@ std::string pair_text(const std::pair<int, int>& pair) {
 
 PermRoute perm_route(std::span<const std::pair<int, int>> perm, int index, int size,
                      std::string_view op, AxisNames axes) {
-  const auto fail = [&](const std::string& what) -> InvalidArgumentError {
-    return InvalidArgumentError(std::string(op) + " over " + axes.to_string() + ": " + what);
+  const auto fail = [&](const std::string& what) {
+    return InvalidPermutationError(std::string(op) + " over " + axes.to_string() + ": " + what);
   };
   PermRoute route;
   const std::pair<int, int>* sends = nullptr;     // the pair whose source is `index`
   const std::pair<int, int>* receives = nullptr;  // the pair whose destination is `index`
   for (const auto& pair : perm) {
-    const auto [source, destination] = pair;
-    if (source < 0 || source >= size || destination < 0 || destination >= size) {
-      throw fail("pair " + pair_text(pair) + " of perm is out of range [0, " +
-                 std::to_string(size) + ") for axis size " + std::to_string(size));
+    const std::optional<int> source = canonical_dimension(pair.first, size);
+    const std::optional<int> destination = canonical_dimension(pair.second, size);
+    if (!source || !destination) {
+      throw fail("pair " + pair_text(pair) + " of perm is out of range [" +
+                 std::to_string(-size) + ", " + std::to_string(size) + ") for axis size " +
+                 std::to_string(size));
     }
-    if (source == index) {
+    if (*source == index) {
       if (sends != nullptr) {
         throw fail("pairs " + pair_text(*sends) + " and " + pair_text(pair) +
                    " of perm have the same source " + std::to_string(index));
       }
       sends = &pair;
-      route.destination = destination;
+      route.destination = *destination;
     }
-    if (destination == index) {
+    if (*destination == index) {
       if (receives != nullptr) {
         throw fail("pairs " + pair_text(*receives) + " and " + pair_text(pair) +
                    " of perm have the same destination " + std::to_string(index));
       }
       receives = &pair;
-      route.source = source;
+      route.source = *source;
     }
   }
   return route;
@@ -80,27 +84,23 @@ class ListParam {
 //
 // Words: n = group size, S = bytes of x; a member's source is the rank whose x
 // it receives, or -1 (it receives zeros).
-// Steps: every member publishes its x, its result and its source, and meets.
-// The leader, while every member is held, sets each member's result to its
-// source's x — a copy of the Array handle, which shares the storage — and
-// releases everybody.
-// Cost: 1 barrier; S bytes move to each destination logically, none
-// physically; the leader makes at most n handle copies. No departure step:
-// nobody touches a peer's Array after the release.
+// Every member allocates its own result and publishes it with its x and its
+// source; then each result is a copy of its source's x, read in place
+// (Meeting::run_direct: the leader copies all when n·S is small, else each
+// member copies its own after the meeting and meets again before leaving).
+// The result never shares storage with the sender's x: copy-on-write would
+// not stop the sender from writing, after the collective, through a span it
+// took before, and the receiver's result must not change.
+// Cost: 1 barrier (small) or 2; S bytes copied per receiving member.
 Array permute(Meeting& meeting, const CollectiveCall& call, const Array& x, int source) {
-  std::optional<Array> out;
-  if (source < 0) out = Array::zeros(x.shape(), x.dtype());
-  meeting.publish(call, &x, &out, &source);
-  meeting.meet([&] {
-    for (int r = 0; r < meeting.size(); ++r) {
-      const Rendezvous::Slot& member = meeting.peer(r);
-      const int from = *static_cast<const int*>(member.extra);
-      if (from < 0) continue;
-      *static_cast<std::optional<Array>*>(member.output) =
-          *static_cast<const Array*>(meeting.peer(from).input);
-    }
+  Array out = source < 0 ? Array::zeros(x.shape(), x.dtype()) : Array::empty(x.shape(), x.dtype());
+  const size_t nbytes = x.nbytes();
+  meeting.publish(call, x.bytes(), out.mutable_bytes(), &source);
+  meeting.run_direct(static_cast<size_t>(meeting.size()) * nbytes, [&](int r, void* output) {
+    const int from = *static_cast<const int*>(meeting.peer(r).extra);
+    if (from >= 0 && nbytes > 0) std::memcpy(output, meeting.peer(from).input, nbytes);
   });
-  return *std::move(out);
+  return out;
 }
 
 }  // namespace
@@ -110,10 +110,12 @@ Array ppermute(DeviceContext& ctx, const Array& x, AxisNames axes,
   Meeting meeting(ctx, axes, {}, "ppermute");
   const detail::PermRoute route =
       detail::perm_route(perm, meeting.rank(), meeting.size(), "ppermute", axes);
+  // Published normalized, so (-1, 0) on one member matches (n - 1, 0) on another.
+  const int n = meeting.size();
   ListParam list(2 * perm.size());
   for (size_t i = 0; i < perm.size(); ++i) {
-    list[2 * i] = perm[i].first;
-    list[2 * i + 1] = perm[i].second;
+    list[2 * i] = *canonical_dimension(perm[i].first, n);
+    list[2 * i + 1] = *canonical_dimension(perm[i].second, n);
   }
   CollectiveCall call("ppermute", x.dtype(), x.shape());
   call.list_name = "perm";
@@ -126,7 +128,7 @@ Array pshuffle(DeviceContext& ctx, const Array& x, AxisNames axes, ArgSpan<int> 
   const int size = meeting.size();
   const int rank = meeting.rank();
   const auto fail = [&](const std::string& what) {
-    return InvalidArgumentError("pshuffle over " + axes.to_string() + ": perm " +
+    return InvalidPermutationError("pshuffle over " + axes.to_string() + ": perm " +
                                 format_ints(perm.span()) + " " + what);
   };
   if (perm.size() != static_cast<size_t>(size)) {

@@ -33,7 +33,7 @@ Array psum_scatter(DeviceContext& ctx, const Array& x, AxisNames axes,
                                             "scatter_dimension", kOp, axes, x.shape());
   const int64_t extent = x.shape()[dim];
   if (options.tiled ? extent % n != 0 : extent != n) {
-    throw ShapeError(std::string(kOp) + " over " + axes.to_string() + ": scatter_dimension=" +
+    throw CollectiveShapeError(std::string(kOp) + " over " + axes.to_string() + ": scatter_dimension=" +
                      std::to_string(options.scatter_dimension) + " of x of shape " +
                      shape_to_string(x.shape()) + " has size " + std::to_string(extent) +
                      (options.tiled ? ", which is not divisible by the group size "
@@ -54,15 +54,20 @@ Array psum_scatter(DeviceContext& ctx, const Array& x, AxisNames axes,
                       .param("scatter_dimension", dim)
                       .param("tiled", options.tiled),
                   x.bytes(), out_bytes);
+  // Nothing to reduce, and the row product below could overflow when a zero
+  // dim hides huge ones: only check the calls match.
+  if (x.size() == 0) {
+    meeting.meet();
+    return out;
+  }
 
   int64_t rows = 1;
   for (int d = 0; d < dim; ++d) rows *= x.shape()[d];
-  const int64_t row = rows == 0 ? 0 : x.size() / rows;
+  const int64_t row = x.size() / rows;
   const int64_t run = row / n;
   const int64_t in_esize = static_cast<int64_t>(dtype_size(x.dtype()));
   const int64_t out_esize = static_cast<int64_t>(dtype_size(out_dtype));
   const auto reduce_part = [&](int rank, void* dst) {
-    if (x.size() == 0) return;
     for (int64_t o = 0; o < rows; ++o) {
       const int64_t offset = (o * row + rank * run) * in_esize;
       reduce_into(ReduceOp::kSum, x.dtype(), n,

@@ -11,10 +11,11 @@
 // bfloat16 accumulate in float32, integers wrap, bool counts into int32. So a
 // part is bitwise equal to the same slice of psum(x).
 //
-// Errors, on the device that passed the argument: ShapeError for a
-// scatter_dimension out of range or a dimension that does not fit the group;
-// GroupError for axis_index_groups that do not cover every axis index once or
-// differ in size; AxisError for an unknown axis. Members that disagree on
+// Errors, on the device that passed the argument, each naming the collective:
+// CollectiveShapeError for a scatter_dimension out of range or a dimension
+// that does not fit the group; GroupError for axis_index_groups that do not
+// cover every axis index once or differ in size; UnknownAxisError /
+// DuplicateAxisError for an unknown or repeated axis. Members that disagree on
 // dtype, shape, scatter_dimension or tiled get CollectiveMismatchError.
 
 #include "meshsim/mesh/axis_groups.h"

@@ -53,7 +53,7 @@ void check_index_array(const Array& array, const char* name, AxisNames axes) {
                      std::string(dtype_name(array.dtype())));
   }
   if (array.rank() != 1) {
-    throw ShapeError(prefix(axes) + name + " must have rank 1, got shape " +
+    throw CollectiveShapeError(prefix(axes) + name + " must have rank 1, got shape " +
                      shape_to_string(array.shape()));
   }
 }
@@ -69,19 +69,19 @@ void check_arrays(const Array& operand, const Array& output,
   const auto& out = output.shape();
   if (in.empty() || out.size() != in.size() ||
       !std::equal(in.begin() + 1, in.end(), out.begin() + 1)) {
-    throw ShapeError(prefix(axes) + "operand " + shape_to_string(in) + " and output " +
+    throw CollectiveShapeError(prefix(axes) + "operand " + shape_to_string(in) + " and output " +
                      shape_to_string(out) + " must have rank >= 1 and the same dims after dim 0");
   }
   for (const auto& [name, array] : indices) check_index_array(*array, name, axes);
   const int64_t entries = indices[0].second->size();
   for (const auto& [name, array] : indices) {
     if (array->size() != entries) {
-      throw ShapeError(prefix(axes) + name + " has " + std::to_string(array->size()) +
+      throw CollectiveShapeError(prefix(axes) + name + " has " + std::to_string(array->size()) +
                        " entries but " + indices[0].first + " has " + std::to_string(entries));
     }
   }
   if (entries == 0 || entries % group_size != 0) {
-    throw ShapeError(prefix(axes) + "the index arrays have " + std::to_string(entries) +
+    throw CollectiveShapeError(prefix(axes) + "the index arrays have " + std::to_string(entries) +
                      " entries, not a positive multiple of the group size " +
                      std::to_string(group_size));
   }

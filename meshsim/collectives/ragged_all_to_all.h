@@ -28,7 +28,7 @@
 // numbers; the launch adds the device that raised it:
 // - DTypeError: operand and output differ in dtype; an index array is not
 //   int32 or int64.
-// - ShapeError: operand of rank 0; output not of operand's rank and dims after
+// - CollectiveShapeError: operand of rank 0; output not of operand's rank and dims after
 //   dim 0; an index array not of rank 1; index arrays of different lengths, or
 //   a length that is 0 or not a multiple of n.
 // - GroupError: axis_index_groups of different sizes (and as

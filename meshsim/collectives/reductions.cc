@@ -1,7 +1,7 @@
 #include "meshsim/collectives/reductions.h"
 
 #include "meshsim/collectives/internal/all_reduce.h"
-#include "meshsim/runtime/exec/internal/device_hooks.h"
+#include "meshsim/collectives/internal/axis_checks.h"
 
 namespace meshsim {
 namespace {
@@ -15,25 +15,29 @@ void divide_in_place(Array& a, int n) {
 
 Array psum(DeviceContext& ctx, const Array& x, AxisNames axes,
            const AxisIndexGroups& axis_index_groups) {
-  return detail::all_reduce(ctx, "psum", ReduceOp::kSum, x, axes, axis_index_groups);
+  return detail::all_reduce(ctx, "psum", ReduceOp::kSum, x, axes, axis_index_groups,
+                             x.dtype());
 }
 
 Array pmax(DeviceContext& ctx, const Array& x, AxisNames axes,
            const AxisIndexGroups& axis_index_groups) {
-  return detail::all_reduce(ctx, "pmax", ReduceOp::kMax, x, axes, axis_index_groups);
+  return detail::all_reduce(ctx, "pmax", ReduceOp::kMax, x, axes, axis_index_groups,
+                             x.dtype());
 }
 
 Array pmin(DeviceContext& ctx, const Array& x, AxisNames axes,
            const AxisIndexGroups& axis_index_groups) {
-  return detail::all_reduce(ctx, "pmin", ReduceOp::kMin, x, axes, axis_index_groups);
+  return detail::all_reduce(ctx, "pmin", ReduceOp::kMin, x, axes, axis_index_groups,
+                             x.dtype());
 }
 
 Array pmean(DeviceContext& ctx, const Array& x, AxisNames axes,
             const AxisIndexGroups& axis_index_groups) {
-  const int n = DeviceHooks::group(ctx, axes, axis_index_groups).rendezvous->size();
+  const int n = detail::group_for(ctx, axes, axis_index_groups, "pmean").rendezvous->size();
   const bool half = x.dtype() == DType::kFloat16 || x.dtype() == DType::kBFloat16;
   Array sum = detail::all_reduce(ctx, "pmean", ReduceOp::kSum,
-                                 half ? x.astype(DType::kFloat32) : x, axes, axis_index_groups);
+                                 half ? x.astype(DType::kFloat32) : x, axes, axis_index_groups,
+                                 x.dtype());
   if (!is_floating(sum.dtype())) sum = sum.astype(DType::kFloat32);
   if (sum.dtype() == DType::kFloat64) {
     divide_in_place<double>(sum, n);

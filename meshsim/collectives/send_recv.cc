@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "meshsim/collectives/internal/axis_checks.h"
 #include "meshsim/collectives/ppermute.h"
 #include "meshsim/mesh/error.h"
 #include "meshsim/runtime/exec/internal/device_hooks.h"
@@ -10,17 +11,21 @@ namespace meshsim {
 
 Token psend(DeviceContext& ctx, const Array& x, AxisNames axes,
             ArgSpan<std::pair<int, int>> perm, Token /*after*/) {
-  const GroupRef group = DeviceHooks::group(ctx, axes);
+  const GroupRef group = detail::group_for(ctx, axes, {}, "psend");
   const OpScope scope(ctx, "psend", group.rendezvous);
   const int destination =
       detail::perm_route(perm, group.rank, group.rendezvous->size(), "psend", axes).destination;
-  if (destination >= 0) group.channels->between(group.rank, destination).send(DeviceHooks::waiter(ctx), x);
+  // A copy: the message must not share storage with x, which the sender may
+  // still write through a span it took before (copy-on-write cannot see that).
+  if (destination >= 0) {
+    group.channels->between(group.rank, destination).send(DeviceHooks::waiter(ctx), x.clone());
+  }
   return {};
 }
 
 Array precv(DeviceContext& ctx, Token /*after*/, Shape shape, DType dtype, AxisNames axes,
             ArgSpan<std::pair<int, int>> perm) {
-  const GroupRef group = DeviceHooks::group(ctx, axes);
+  const GroupRef group = detail::group_for(ctx, axes, {}, "precv");
   const OpScope scope(ctx, "precv", group.rendezvous);
   const int source =
       detail::perm_route(perm, group.rank, group.rendezvous->size(), "precv", axes).source;
@@ -34,7 +39,7 @@ Array precv(DeviceContext& ctx, Token /*after*/, Shape shape, DType dtype, AxisN
         std::to_string(group.rendezvous->device_ids()[source]) + ") sent " +
         std::string(dtype_name(message.dtype())) + shape_to_string(message.shape());
     if (message.dtype() != dtype) throw DTypeError(what);
-    throw ShapeError(what);
+    throw CollectiveShapeError(what);
   }
   return message;
 }

@@ -2,7 +2,8 @@
 // jax.lax.psend / jax.lax.precv: ordered point-to-point transfers between the
 // members of each group over `axes` (one axis or several, major-to-minor),
 // along `perm`, a list of (source, destination) axis-index pairs as in
-// ppermute (same validation and InvalidArgumentError naming the pair).
+// ppermute (indices in [-n, n); same validation and InvalidPermutationError
+// naming the pair).
 //
 // psend: the member at a pair's source enqueues x for the member at the pair's
 //   destination and returns at once — unless that channel already holds
@@ -10,14 +11,15 @@
 //   receiver to take one. A member that is no pair's source sends nothing.
 // precv: the member at a pair's destination waits for the oldest message from
 //   the pair's source not yet received, and returns it; it must have `shape`
-//   and `dtype` (else ShapeError / DTypeError naming both devices, and the
+//   and `dtype` (else CollectiveShapeError / DTypeError naming both devices, and the
 //   message is consumed). A member that is no pair's destination returns zeros
 //   of `shape` and `dtype` at once.
 // Messages from one source to one destination arrive in the order they were
 // sent (FIFO), whatever perm each call names; psend and precv must name the
 // same axes. Nothing is checked across devices (there is no meeting): each
-// device validates its own perm. The received Array shares storage with the
-// sent one (copy-on-write, runtime/array.h): no element is copied.
+// device validates its own perm. psend copies x into the message, so nothing
+// the sender does afterwards, through any handle or span, changes what the
+// receiver gets.
 // Waits are cancelled when another device of the launch fails. A precv whose
 // message never comes, or a psend whose channel stays full, fails the launch
 // with a DeadlockError (once every device is stuck or finished) that shows the

@@ -39,7 +39,7 @@ std::optional<int> AbstractMesh::find_axis(std::string_view name) const noexcept
 
 int AbstractMesh::axis_position(std::string_view name) const {
   if (auto axis = find_axis(name)) return *axis;
-  throw AxisError("unknown axis " + quote_axis(name) + "; mesh axes are (" + axes_to_string() +
+  throw UnknownAxisError("unknown axis " + quote_axis(name) + "; mesh axes are (" + axes_to_string() +
                   ")");
 }
 

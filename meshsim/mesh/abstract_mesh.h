@@ -33,7 +33,7 @@ class AbstractMesh {
 
   // Index of the axis in axis_names(), or nullopt.
   std::optional<int> find_axis(std::string_view name) const noexcept;
-  // Like find_axis, but throws AxisError naming the axis and the mesh's axes.
+  // Like find_axis, but throws UnknownAxisError naming the axis and the mesh's axes.
   int axis_position(std::string_view name) const;
   int axis_size(std::string_view name) const;
 

@@ -15,12 +15,12 @@ std::vector<int> resolve_axes(const AbstractMesh& mesh, std::span<const std::str
   for (const std::string& name : axes) {
     auto axis = mesh.find_axis(name);
     if (!axis) {
-      throw AxisError("unknown axis " + quote_axis(name) + " in axes " + format_axes(axes) +
+      throw UnknownAxisError("unknown axis " + quote_axis(name) + " in axes " + format_axes(axes) +
                       "; mesh axes are (" + mesh.axes_to_string() + ")");
     }
     for (int seen : out) {
       if (seen == *axis) {
-        throw AxisError("axis " + quote_axis(name) + " is listed twice in axes " +
+        throw DuplicateAxisError("axis " + quote_axis(name) + " is listed twice in axes " +
                         format_axes(axes));
       }
     }

@@ -20,8 +20,8 @@ namespace meshsim {
 // [0, axis_size) exactly once. An empty outer list means "no groups".
 using AxisIndexGroups = std::vector<std::vector<int>>;
 
-// Product of the axes' sizes; 1 for no axes. AxisError if an axis is unknown
-// or listed twice.
+// Product of the axes' sizes; 1 for no axes. UnknownAxisError if an axis is
+// unknown, DuplicateAxisError if one is listed twice.
 int axis_size(const AbstractMesh& mesh, std::span<const std::string> axes);
 
 // The axis index of a mesh position along `axes`, first axis major, like
@@ -55,7 +55,7 @@ struct DeviceGroups {
 // `axes`). So group ids follow the groups list, and the same plan gives the
 // same ids on every run. No axes: every position is its own group, rank 0.
 //
-// Throws AxisError / GroupError as axis_size() and validate_axis_index_groups().
+// Throws UnknownAxisError / DuplicateAxisError / GroupError as axis_size() and validate_axis_index_groups().
 DeviceGroups device_groups(const AbstractMesh& mesh, std::span<const std::string> axes,
                            const AxisIndexGroups& groups = {}, bool require_equal_sizes = true);
 

@@ -21,6 +21,13 @@ class Error : public std::exception {
   // The message without the "device N: " prefix.
   const std::string& message() const noexcept { return message_; }
   std::optional<int> device() const noexcept { return device_; }
+  // Prepends "context: " to the message. A layer that adds what it knows
+  // (the shard_map argument, the collective) catches by reference, calls
+  // this and rethrows with `throw;`, so the dynamic type is kept.
+  void add_context(const std::string& context) {
+    message_ = context + ": " + message_;
+    compose();
+  }
   // Records the device the error was raised on (first call wins).
   void set_device(int device) {
     if (!device_) {
@@ -38,33 +45,80 @@ class Error : public std::exception {
   std::string what_;
 };
 
+// One class per kind of defect, the same wherever the defect is detected
+// (a partition spec, a collective, a driver), so a test or a caller can tell
+// the defects apart by type. The broad classes (AxisError, SpecError,
+// ShapeError) catch a whole family.
+
 // A caller passed something invalid: the message names the argument and value.
+// Thrown as such for an invalid argument no narrower class describes (a
+// pbroadcast source out of range, a negative ragged offset).
 class InvalidArgumentError : public Error {
  public:
   using Error::Error;
 };
-// An axis name that the mesh does not have, or an axis used twice.
+
+// A problem with axis names (base of the two below).
 class AxisError : public InvalidArgumentError {
  public:
   using InvalidArgumentError::InvalidArgumentError;
 };
-// A partition spec that does not fit the mesh or the array it is applied to.
+// An axis name the mesh does not have (in a spec, a collective, axis_index).
+class UnknownAxisError : public AxisError {
+ public:
+  using AxisError::AxisError;
+};
+// An axis named twice (in one spec, or in one collective's axes).
+class DuplicateAxisError : public AxisError {
+ public:
+  using AxisError::AxisError;
+};
+
+// A partition spec that does not fit the array it is applied to (base).
 class SpecError : public InvalidArgumentError {
  public:
   using InvalidArgumentError::InvalidArgumentError;
 };
-// A shape that does not fit: wrong rank, wrong size, not divisible.
+// A partition spec with more entries than the array has dimensions.
+class SpecRankError : public SpecError {
+ public:
+  using SpecError::SpecError;
+};
+
+// A shape that does not fit (base; thrown as such for array-level shape
+// defects: a negative dim, a reshape to another size, an index out of bounds).
 class ShapeError : public InvalidArgumentError {
  public:
   using InvalidArgumentError::InvalidArgumentError;
 };
+// A dimension that is not divisible by the number of shards a spec cuts it in.
+class IndivisibleShardError : public ShapeError {
+ public:
+  using ShapeError::ShapeError;
+};
+// A shape a collective cannot take: an axis parameter out of range for x's
+// rank, a dimension that must equal or be divisible by the group size, a
+// result shape whose size overflows int64, a received message of another shape.
+class CollectiveShapeError : public ShapeError {
+ public:
+  using ShapeError::ShapeError;
+};
+
 // An element type that an operation does not accept or that does not match.
 class DTypeError : public InvalidArgumentError {
  public:
   using InvalidArgumentError::InvalidArgumentError;
 };
-// axis_index_groups that do not cover each index exactly once, or are uneven.
+// Invalid axis_index_groups: an index out of range, in two groups or in
+// none, an empty group, or groups of unequal sizes where equal ones are needed.
 class GroupError : public InvalidArgumentError {
+ public:
+  using InvalidArgumentError::InvalidArgumentError;
+};
+// An invalid permutation (ppermute, pshuffle, psend, precv): an index out of
+// [-n, n), two pairs with one source or one destination, a pshuffle perm that
+// is not a permutation of range(n).
+class InvalidPermutationError : public InvalidArgumentError {
  public:
   using InvalidArgumentError::InvalidArgumentError;
 };

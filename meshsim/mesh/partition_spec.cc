@@ -33,17 +33,17 @@ void PartitionSpec::validate(const AbstractMesh& mesh, int rank) const {
   AxisList seen;
   for (const std::string& axis : mentioned_axes()) {
     if (!mesh.find_axis(axis)) {
-      throw SpecError("unknown axis " + quote_axis(axis) + " in " + to_string() +
+      throw UnknownAxisError("unknown axis " + quote_axis(axis) + " in " + to_string() +
                       "; mesh axes are (" + mesh.axes_to_string() + ")");
     }
     if (std::find(seen.begin(), seen.end(), axis) != seen.end()) {
-      throw SpecError("axis " + quote_axis(axis) + " is used twice in " + to_string() +
+      throw DuplicateAxisError("axis " + quote_axis(axis) + " is used twice in " + to_string() +
                       "; an axis may shard at most one dimension, once");
     }
     seen.push_back(axis);
   }
   if (size() > rank) {
-    throw SpecError(to_string() + " has " + std::to_string(size()) +
+    throw SpecRankError(to_string() + " has " + std::to_string(size()) +
                     " entries but the array has rank " + std::to_string(rank));
   }
 }

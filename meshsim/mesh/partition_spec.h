@@ -52,8 +52,8 @@ class PartitionSpec {
   // Every axis named, in order of appearance.
   AxisList mentioned_axes() const;
 
-  // SpecError if an axis is not in the mesh, an axis is named twice, or there
-  // are more entries than rank. Divisibility is checked by shard_shape().
+  // UnknownAxisError if an axis is not in the mesh, DuplicateAxisError if an
+  // axis is named twice, SpecRankError if there are more entries than rank. Divisibility is checked by shard_shape().
   void validate(const AbstractMesh& mesh, int rank) const;
 
   // The same spec without trailing unsharded entries: equal for two specs

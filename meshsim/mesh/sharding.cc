@@ -13,20 +13,21 @@ std::vector<int64_t> shard_shape(const AbstractMesh& mesh, const PartitionSpec& 
   const int rank = static_cast<int>(global_shape.size());
   spec.validate(mesh, rank);
   std::vector<int64_t> out(global_shape.begin(), global_shape.end());
-  auto fail = [&](int d, const std::string& what) {
-    throw ShapeError("cannot shard shape " + format_ints(global_shape, "(", ")") + " by " +
-                     spec.to_string() + " on " + mesh.to_string() + ": dimension " +
-                     std::to_string(d) + " " + what);
+  auto what = [&](int d, const std::string& defect) {
+    return "cannot shard shape " + format_ints(global_shape, "(", ")") + " by " +
+           spec.to_string() + " on " + mesh.to_string() + ": dimension " + std::to_string(d) +
+           " " + defect;
   };
   for (int d = 0; d < rank; ++d) {
-    if (out[d] < 0) fail(d, "has negative size " + std::to_string(out[d]));
+    if (out[d] < 0) throw ShapeError(what(d, "has negative size " + std::to_string(out[d])));
     const PartitionSpec::AxisList& axes = spec.dim(d);
     if (axes.empty()) continue;
     const int parts = axis_size(mesh, axes);
     if (out[d] % parts != 0) {
-      fail(d, "of size " + std::to_string(out[d]) + " is not divisible by " +
-                  std::to_string(parts) + ", the product of the sizes of axes " +
-                  format_axes(axes));
+      throw IndivisibleShardError(
+          what(d, "of size " + std::to_string(out[d]) + " is not divisible by " +
+                      std::to_string(parts) + ", the product of the sizes of axes " +
+                      format_axes(axes)));
     }
     out[d] /= parts;
   }

@@ -29,9 +29,9 @@ inline std::ostream& operator<<(std::ostream& os, const DimSlice& s) {
   return os << "[" << s.start << ", " << s.start + s.size << ")";
 }
 
-// The per-position shape. SpecError if the spec does not fit the mesh or is
-// longer than global_shape; ShapeError if a dimension is negative or not
-// divisible by the product of its axes' sizes.
+// The per-position shape. Throws as PartitionSpec::validate; ShapeError if a
+// dimension is negative, IndivisibleShardError if one is not divisible by the
+// product of its axes' sizes.
 std::vector<int64_t> shard_shape(const AbstractMesh& mesh, const PartitionSpec& spec,
                                  std::span<const int64_t> global_shape);
 
@@ -45,7 +45,8 @@ std::vector<DimSlice> shard_slice(const AbstractMesh& mesh, const PartitionSpec&
 // which device holds which box.
 class NamedSharding {
  public:
-  // SpecError if the spec names an axis the mesh lacks or names one twice.
+  // UnknownAxisError / DuplicateAxisError if the spec names an axis the mesh
+  // lacks or names one twice.
   // The rank is checked when a shape is given.
   NamedSharding(Mesh mesh, PartitionSpec spec);
 

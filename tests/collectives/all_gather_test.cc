@@ -247,7 +247,7 @@ TEST(AllGatherTest, UnequalGroupsAreAGroupError) {
                            all_gather(ctx, Array::zeros({1}, DType::kInt32), "x",
                                       {.axis_index_groups = {{0}, {1, 2, 3}}});
                          }),
-               GroupError, "all_gather: axis_index_groups [[0], [1, 2, 3]] over axes 'x' (size 4): group 1 has 3");
+               GroupError, "all_gather over 'x': axis_index_groups [[0], [1, 2, 3]] over axes 'x' (size 4): group 1 has 3");
 }
 
 TEST(AllGatherTest, DifferentTiledOnOneDeviceIsAMismatch) {
@@ -258,8 +258,8 @@ TEST(AllGatherTest, DifferentTiledOnOneDeviceIsAMismatch) {
                                       {.tiled = ctx.device_id() == 3});
                          }),
                CollectiveMismatchError,
-               "device 0 called all_gather(int32(2), axis=0, tiled=0) but device 3 called "
-               "all_gather(int32(2), axis=0, tiled=1)");
+               "device 0 called all_gather(int32(2), axis=0, tiled=false) but device 3 called "
+               "all_gather(int32(2), axis=0, tiled=true)");
 }
 
 }  // namespace

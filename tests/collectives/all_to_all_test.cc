@@ -321,7 +321,7 @@ TEST(AllToAllTest, UnequalGroupsAreAGroupError) {
                            all_to_all(ctx, Array::zeros({2}, DType::kInt32), "x", 0, 0,
                                       {.axis_index_groups = {{0, 1}, {2}, {3}}});
                          }),
-               GroupError, "all_to_all: axis_index_groups [[0, 1], [2], [3]] over axes 'x' (size 4): group 1 has 1");
+               GroupError, "all_to_all over 'x': axis_index_groups [[0, 1], [2], [3]] over axes 'x' (size 4): group 1 has 1");
 }
 
 TEST(AllToAllTest, DifferentConcatAxisOnOneDeviceIsAMismatch) {
@@ -332,8 +332,8 @@ TEST(AllToAllTest, DifferentConcatAxisOnOneDeviceIsAMismatch) {
                                       ctx.device_id() == 1 ? 0 : 1, {.tiled = true});
                          }),
                CollectiveMismatchError,
-               "device 0 called all_to_all(int32(2, 2), split_axis=0, concat_axis=1, tiled=1) but device 1 "
-               "called all_to_all(int32(2, 2), split_axis=0, concat_axis=0, tiled=1)");
+               "device 0 called all_to_all(int32(2, 2), split_axis=0, concat_axis=1, tiled=true) but device 1 "
+               "called all_to_all(int32(2, 2), split_axis=0, concat_axis=0, tiled=true)");
 }
 
 }  // namespace

@@ -54,20 +54,45 @@ TEST(PshuffleTest, OutputAtIComesFromPermI) {
   EXPECT_TRUE(array_equal(out, ints({2, 3, 4, 1}))) << out;
 }
 
-// Zero copy: the result shares the source's storage, and a write to it is
-// not seen by the source (copy-on-write).
-TEST(PpermuteTest, ResultSharesTheSourceStorageCopyOnWrite) {
+// JAX accepts perm indices in [-n, n): a negative one means index + n, and
+// uniqueness is checked after that (issue 9 item 16).
+TEST(PpermuteTest, NegativeIndicesCountFromTheEnd) {
+  Runtime rt(4);
+  const auto run = [&](const Pairs& perm) {
+    return shard_map(
+        rt, Mesh::make({{"i", 4}}),
+        [&](DeviceContext& ctx, const Array& x) { return ppermute(ctx, x, "i", perm); }, P{"i"},
+        P{"i"}, ints({1, 2, 3, 4}));
+  };
+  EXPECT_TRUE(array_equal(run({{-1, 0}}), ints({4, 0, 0, 0})));
+  EXPECT_TRUE(array_equal(run({{-1, 0}}), run({{3, 0}})));
+  EXPECT_TRUE(array_equal(run({{-4, -3}, {1, -4}}), ints({2, 1, 0, 0})));
+  // (3, 0) and (-1, 1) both have source 3.
+  EXPECT_ERROR(run({{3, 0}, {-1, 1}}), InvalidPermutationError,
+               "pairs (3, 0) and (-1, 1) of perm have the same source 3");
+}
+
+// Members compare perms after normalization: (-1, 0) and (3, 0) are one perm.
+TEST(PpermuteTest, NormalizedPermsMatchAcrossMembers) {
+  Runtime rt(4);
+  const Array out = shard_map(
+      rt, Mesh::make({{"i", 4}}),
+      [&](DeviceContext& ctx, const Array& x) {
+        const Pairs perm = ctx.position() == 2 ? Pairs{{-1, 0}} : Pairs{{3, 0}};
+        return ppermute(ctx, x, "i", perm);
+      },
+      P{"i"}, P{"i"}, ints({1, 2, 3, 4}));
+  EXPECT_TRUE(array_equal(out, ints({4, 0, 0, 0}))) << out;
+}
+
+// Braced lists of pairs bind to the perm parameter directly (issue 9 item 18).
+TEST(PpermuteTest, TakesABracedListOfPairs) {
   Runtime rt(2);
-  const Pairs perm = {{0, 1}, {1, 0}};
-  std::vector<Array> inputs = {ints({10, 11}), ints({20, 21})};
-  std::vector<Array> outputs(2);
-  rt.launch(Mesh::make({{"x", 2}}), [&](DeviceContext& ctx) {
-    outputs[ctx.position()] = ppermute(ctx, inputs[ctx.position()], "x", perm);
-  });
-  EXPECT_TRUE(outputs[0].shares_storage_with(inputs[1]));
-  outputs[0].set<int32_t>({0}, -1);
-  EXPECT_TRUE(array_equal(inputs[1], ints({20, 21})));
-  EXPECT_TRUE(array_equal(outputs[0], ints({-1, 21})));
+  const Array out = shard_map(
+      rt, Mesh::make({{"i", 2}}),
+      [](DeviceContext& ctx, const Array& x) { return ppermute(ctx, x, "i", {{0, 1}, {1, 0}}); },
+      P{"i"}, P{"i"}, ints({1, 2}));
+  EXPECT_TRUE(array_equal(out, ints({2, 1}))) << out;
 }
 
 struct Case {
@@ -215,7 +240,7 @@ TEST_P(PpermuteErrorTest, InvalidArgumentNamesThePair) {
                          [&](DeviceContext& ctx) {
                            ppermute(ctx, Array::zeros({1}, DType::kFloat32), "x", GetParam().perm);
                          }),
-               InvalidArgumentError, GetParam().needle);
+               InvalidPermutationError, GetParam().needle);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -223,8 +248,14 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         BadPerm{"DestinationOutOfRange",
                 {{0, 4}},
-                "ppermute over 'x': pair (0, 4) of perm is out of range [0, 4)"},
-        BadPerm{"NegativeSource", {{1, 0}, {-1, 2}}, "pair (-1, 2) of perm is out of range"},
+                "ppermute over 'x': pair (0, 4) of perm is out of range [-4, 4)"},
+        BadPerm{"SourceBelowMinusN", {{1, 0}, {-5, 2}}, "pair (-5, 2) of perm is out of range"},
+        BadPerm{"SameSourceAfterNormalization",
+                {{3, 0}, {-1, 1}},
+                "pairs (3, 0) and (-1, 1) of perm have the same source 3"},
+        BadPerm{"SameDestinationAfterNormalization",
+                {{0, -2}, {1, 2}},
+                "pairs (0, -2) and (1, 2) of perm have the same destination 2"},
         BadPerm{"SameSource",
                 {{0, 1}, {2, 3}, {0, 2}},
                 "pairs (0, 1) and (0, 2) of perm have the same source 0"},
@@ -247,7 +278,7 @@ TEST_P(PshuffleErrorTest, InvalidArgumentNamesThePerm) {
                          [&](DeviceContext& ctx) {
                            pshuffle(ctx, Array::zeros({1}, DType::kFloat32), "x", GetParam().perm);
                          }),
-               InvalidArgumentError, GetParam().needle);
+               InvalidPermutationError, GetParam().needle);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -271,7 +302,7 @@ TEST(PpermuteTest, UnknownAxisIsAnAxisError) {
                          [&](DeviceContext& ctx) {
                            ppermute(ctx, Array::zeros({1}, DType::kFloat32), "z", perm);
                          }),
-               AxisError, "'z'");
+               UnknownAxisError, "ppermute over 'z': unknown axis 'z'");
 }
 
 TEST(PpermuteTest, DifferentPermOnOneDeviceIsAMismatch) {

@@ -244,7 +244,7 @@ TEST(PsumScatterTest, UnequalGroupsAreAGroupError) {
                            psum_scatter(ctx, Array::zeros({2}, DType::kInt32), "x",
                                         {.axis_index_groups = {{0, 1, 2}, {3}}});
                          }),
-               GroupError, "psum_scatter: axis_index_groups [[0, 1, 2], [3]] over axes 'x' (size 4): group 1 has 1");
+               GroupError, "psum_scatter over 'x': axis_index_groups [[0, 1, 2], [3]] over axes 'x' (size 4): group 1 has 1");
 }
 
 TEST(PsumScatterTest, DifferentScatterDimensionOnOneDeviceIsAMismatch) {
@@ -255,8 +255,8 @@ TEST(PsumScatterTest, DifferentScatterDimensionOnOneDeviceIsAMismatch) {
                                         {.scatter_dimension = ctx.device_id()});
                          }),
                CollectiveMismatchError,
-               "device 0 called psum_scatter(int32(2, 2), scatter_dimension=0, tiled=0) but device 1 called "
-               "psum_scatter(int32(2, 2), scatter_dimension=1, tiled=0)");
+               "device 0 called psum_scatter(int32(2, 2), scatter_dimension=0, tiled=false) but device 1 called "
+               "psum_scatter(int32(2, 2), scatter_dimension=1, tiled=false)");
 }
 
 }  // namespace

@@ -236,23 +236,23 @@ INSTANTIATE_TEST_SUITE_P(
                 [](int, Args& a) {
                   a.recv_sizes = a.recv_sizes.reshape({1, 2});
                 },
-                &typeid(ShapeError), "recv_sizes must have rank 1, got shape (1, 2)"},
+                &typeid(CollectiveShapeError), "recv_sizes must have rank 1, got shape (1, 2)"},
         BadArgs{"IndexLength",
                 [](int, Args& a) {
                   a.output_offsets = i32({0, 0, 0});
                 },
-                &typeid(ShapeError), "output_offsets has 3 entries but input_offsets has 2"},
+                &typeid(CollectiveShapeError), "output_offsets has 3 entries but input_offsets has 2"},
         BadArgs{"NotAMultipleOfTheGroupSize",
                 [](int, Args& a) {
                   a.input_offsets = a.send_sizes = a.output_offsets = a.recv_sizes = i32({0, 0, 0});
                 },
-                &typeid(ShapeError),
+                &typeid(CollectiveShapeError),
                 "the index arrays have 3 entries, not a positive multiple of the group size 2"},
         BadArgs{"OutputDims",
                 [](int, Args& a) {
                   a.output = a.output.reshape({4, 1});
                 },
-                &typeid(ShapeError),
+                &typeid(CollectiveShapeError),
                 "operand (3) and output (4, 1) must have rank >= 1 and the same dims after dim 0"},
         BadArgs{"NegativeInputOffset",
                 [](int index, Args& a) {

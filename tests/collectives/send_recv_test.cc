@@ -74,6 +74,21 @@ TEST(SendRecvTest, NonDestinationsReceiveZeros) {
   EXPECT_TRUE(array_equal(out, Array::from_values<int32_t>({6}, {0, 0, 0, 0, 1, 2}))) << out;
 }
 
+// Perm indices in [-n, n) as ppermute (issue 9 item 16), and braced lists of
+// pairs passed straight to psend / precv (item 18): (-1, 0) on 3 devices is
+// (2, 0).
+TEST(SendRecvTest, NegativeIndicesAndBracedPerms) {
+  Runtime rt(3);
+  const Array out = shard_map(
+      rt, Mesh::make({{"x", 3}}),
+      [&](DeviceContext& ctx, const Array& x) {
+        const Token token = psend(ctx, x, "x", {{-1, 0}});
+        return precv(ctx, token, {2}, DType::kInt32, "x", {{2, -3}});
+      },
+      P{"x"}, P{"x"}, Array::from_values<int32_t>({6}, {1, 2, 3, 4, 5, 6}));
+  EXPECT_TRUE(array_equal(out, Array::from_values<int32_t>({6}, {5, 6, 0, 0, 0, 0}))) << out;
+}
+
 struct Case {
   std::vector<std::pair<std::string, int>> mesh;
   std::vector<std::string> axes;
@@ -186,7 +201,7 @@ TEST(SendRecvTest, ReceivingAnotherDtypeIsADTypeError) {
                "(device 0) sent int32(2)");
 }
 
-TEST(SendRecvTest, BadPermsAreInvalidArguments) {
+TEST(SendRecvTest, BadPermsAreInvalidPermutations) {
   Runtime rt(2);
   const Mesh mesh = Mesh::make({{"x", 2}});
   const Pairs same_source = {{0, 1}, {0, 0}};
@@ -194,15 +209,15 @@ TEST(SendRecvTest, BadPermsAreInvalidArguments) {
                          [&](DeviceContext& ctx) {
                            psend(ctx, Array::zeros({1}, DType::kFloat32), "x", same_source);
                          }),
-               InvalidArgumentError,
+               InvalidPermutationError,
                "psend over 'x': pairs (0, 1) and (0, 0) of perm have the same source 0");
   const Pairs out_of_range = {{0, 2}};
   EXPECT_ERROR(rt.launch(mesh,
                          [&](DeviceContext& ctx) {
                            precv(ctx, {}, {1}, DType::kFloat32, "x", out_of_range);
                          }),
-               InvalidArgumentError,
-               "precv over 'x': pair (0, 2) of perm is out of range [0, 2) for axis size 2");
+               InvalidPermutationError,
+               "precv over 'x': pair (0, 2) of perm is out of range [-2, 2) for axis size 2");
 }
 
 // A launch that fails with messages still in a channel must not leak them

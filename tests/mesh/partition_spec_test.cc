@@ -72,20 +72,20 @@ TEST(PartitionSpecTest, ValidSpecsPass) {
 
 TEST(PartitionSpecErrorTest, UnknownAxis) {
   const AbstractMesh mesh({{"x", 4}, {"y", 2}});
-  EXPECT_ERROR((P{"z", nullptr}).validate(mesh, 2), SpecError,
+  EXPECT_ERROR((P{"z", nullptr}).validate(mesh, 2), UnknownAxisError,
                "unknown axis 'z' in PartitionSpec('z', None); mesh axes are (x=4, y=2)");
 }
 
 TEST(PartitionSpecErrorTest, AxisUsedTwice) {
   const AbstractMesh mesh({{"x", 4}, {"y", 2}});
-  EXPECT_ERROR((P{"x", {"y", "x"}}).validate(mesh, 2), SpecError,
+  EXPECT_ERROR((P{"x", {"y", "x"}}).validate(mesh, 2), DuplicateAxisError,
                "axis 'x' is used twice in PartitionSpec('x', ('y', 'x'))");
-  EXPECT_ERROR((P{{"y", "y"}}).validate(mesh, 1), SpecError, "axis 'y' is used twice");
+  EXPECT_ERROR((P{{"y", "y"}}).validate(mesh, 1), DuplicateAxisError, "axis 'y' is used twice");
 }
 
 TEST(PartitionSpecErrorTest, LongerThanRank) {
   const AbstractMesh mesh({{"x", 4}, {"y", 2}});
-  EXPECT_ERROR((P{"x", nullptr, "y"}).validate(mesh, 2), SpecError,
+  EXPECT_ERROR((P{"x", nullptr, "y"}).validate(mesh, 2), SpecRankError,
                "PartitionSpec('x', None, 'y') has 3 entries but the array has rank 2");
 }
 

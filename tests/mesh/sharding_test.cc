@@ -176,14 +176,16 @@ TEST(ShardingErrorTest, SpecLongerThanRank) {
 }
 
 TEST(ShardingErrorTest, UnknownAxis) {
-  EXPECT_ERROR(NamedSharding(Mesh::make({{"x", 2}}), P{"z"}), SpecError,
+  EXPECT_ERROR(NamedSharding(Mesh::make({{"x", 2}}), P{"z"}), UnknownAxisError,
                "unknown axis 'z' in PartitionSpec('z'); mesh axes are (x=2)");
-  EXPECT_ERROR(shard_shape(AbstractMesh({{"x", 2}}), P{nullptr, "w"}, Shape{2, 2}), SpecError,
+  EXPECT_ERROR(shard_shape(AbstractMesh({{"x", 2}}), P{nullptr, "w"}, Shape{2, 2}),
+               UnknownAxisError,
                "'w'");
 }
 
 TEST(ShardingErrorTest, AxisTwice) {
-  EXPECT_ERROR(NamedSharding(Mesh::make({{"x", 2}, {"y", 2}}), P{"x", {"y", "x"}}), SpecError,
+  EXPECT_ERROR(NamedSharding(Mesh::make({{"x", 2}, {"y", 2}}), P{"x", {"y", "x"}}),
+               DuplicateAxisError,
                "axis 'x' is used twice");
 }
 

@@ -20,7 +20,7 @@ std::pair<int64_t, int64_t> slice_of(int rank, int n, int64_t count, size_t elem
 }  // namespace
 
 Array all_reduce(DeviceContext& ctx, const char* op_name, ReduceOp op, const Array& x,
-                 AxisNames axes, const AxisIndexGroups& index_groups) {
+                 AxisNames axes, const AxisIndexGroups& index_groups, DType call_dtype) {
   Meeting meeting(ctx, axes, index_groups, op_name);
   const DType out_dtype = reduce_output_dtype(op, x.dtype());
   Array out = Array::empty(x.shape(), out_dtype);
@@ -28,14 +28,17 @@ Array all_reduce(DeviceContext& ctx, const char* op_name, ReduceOp op, const Arr
   std::byte* const out_bytes = out.mutable_bytes();
   const int n = meeting.size();
   const int rank = meeting.rank();
-  meeting.publish(CollectiveCall(op_name, x.dtype(), x.shape()), x.bytes(), out_bytes);
+  meeting.publish(CollectiveCall(op_name, call_dtype, x.shape()), x.bytes(), out_bytes);
   const auto input_of = [&](int r) { return meeting.peer(r).input; };
 
   if (x.nbytes() * n <= Meeting::kLeaderBytes) {
     meeting.meet([&] {
       reduce_into(op, x.dtype(), n, input_of, out_bytes, count);
       for (int r = 0; r < n; ++r) {
-        if (r != rank) std::memcpy(meeting.peer(r).output, out_bytes, out.nbytes());
+        // An empty result has no storage: memcpy must not see its null pointer.
+        if (r != rank && out.nbytes() > 0) {
+          std::memcpy(meeting.peer(r).output, out_bytes, out.nbytes());
+        }
       }
     });
     return out;

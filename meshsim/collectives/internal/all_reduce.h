@@ -21,7 +21,10 @@
 
 namespace meshsim::detail {
 
+// `call_dtype` is the dtype published for the mismatch check: the caller's,
+// which differs from x's when x is a converted copy (pmean reduces float16 and
+// bfloat16 in float32, yet a float32 caller must not match a bfloat16 one).
 Array all_reduce(DeviceContext& ctx, const char* op_name, ReduceOp op, const Array& x,
-                 AxisNames axes, const AxisIndexGroups& index_groups);
+                 AxisNames axes, const AxisIndexGroups& index_groups, DType call_dtype);
 
 }  // namespace meshsim::detail

@@ -1,7 +1,8 @@
 #pragma once
 // Meeting: the common opening of every direct collective, so each collective
 // file only states what it reads and writes. It looks up the device's group
-// for the axes (cached; no lock, no allocation on a hit), marks the operation
+// for the axes (cached; no lock, no allocation on a hit; a bad axis or group
+// is an error naming the operation), marks the operation
 // for deadlock and timeout reports for as long as it lives, and publishes the
 // call and the buffers peers may read in place.
 //
@@ -13,6 +14,7 @@
 //   m.arrive();          // departure: nobody reads our buffers any more
 // Buffers published must stay valid until the member's last arrive().
 
+#include "meshsim/collectives/internal/axis_checks.h"
 #include "meshsim/mesh/axis_groups.h"
 #include "meshsim/runtime/comm/axis_names.h"
 #include "meshsim/runtime/comm/internal/collective_call.h"
@@ -27,7 +29,7 @@ class Meeting {
  public:
   Meeting(DeviceContext& ctx, AxisNames axes, const AxisIndexGroups& index_groups, const char* op)
       : ctx_(ctx),
-        group_(DeviceHooks::group(ctx, axes, index_groups)),
+        group_(detail::group_for(ctx, axes, index_groups, op)),
         scope_(ctx, op, group_.rendezvous) {}
 
   int size() const { return group_.rendezvous->size(); }

@@ -17,17 +17,15 @@ std::string input_name(const char* what, size_t index, const PartitionSpec& spec
          spec.to_string() + ")";
 }
 
-// Rethrows a mesh-layer error with the shard_map argument it concerns.
+// Rethrows a mesh-layer error, keeping its type, with the shard_map argument
+// it concerns.
 template <class F>
 auto with_context(const std::string& context, F&& f) {
   try {
     return f();
-  } catch (const SpecError& e) {
-    throw SpecError(context + ": " + e.message());
-  } catch (const ShapeError& e) {
-    throw ShapeError(context + ": " + e.message());
-  } catch (const AxisError& e) {
-    throw AxisError(context + ": " + e.message());
+  } catch (InvalidArgumentError& e) {
+    e.add_context(context);
+    throw;
   }
 }
 

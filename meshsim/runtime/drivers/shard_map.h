@@ -9,10 +9,12 @@
 // ReplicationError naming the first differing device pair, the mesh axes
 // along which the two differ, and the element (turn off with
 // check_replication = false; then the copy at the lowest mesh position wins).
-// Inputs must divide evenly (SpecError / ShapeError naming the input, the
-// dimension and the spec); a global output shape beyond int64 is a ShapeError
-// naming the local shape. Zero-size inputs and outputs are fine. Split and gather copy in parallel with oneTBB; an
-// input its spec does not shard is passed to every device without a copy.
+// Inputs must divide evenly (IndivisibleShardError naming the input, the
+// dimension and the spec; a bad spec throws as PartitionSpec::validate); a
+// global output shape beyond int64 is a ShapeError naming the local shape.
+// Zero-size inputs and outputs are fine. Split and gather copy in parallel
+// with oneTBB; an input its spec does not shard is passed to every device
+// without a copy.
 
 #include <concepts>
 #include <functional>

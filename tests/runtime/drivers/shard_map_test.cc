@@ -520,24 +520,24 @@ void PrintTo(const BadSpecCase& c, std::ostream* os) { *os << c.name; }
 
 class ShardMapBadSpecTest : public ::testing::TestWithParam<BadSpecCase> {};
 
-TEST_P(ShardMapBadSpecTest, BadInSpecIsASpecErrorNamingTheInput) {
+TEST_P(ShardMapBadSpecTest, BadInSpecIsAnErrorNamingTheInput) {
   const BadSpecCase& c = GetParam();
   Runtime rt(4);
   EXPECT_ERROR(shard_map(
                    rt, Mesh::make({{"x", 2}, {"y", 2}}),
                    [](DeviceContext&, const Array& s) { return s; }, c.spec, P{},
                    Array::zeros({4}, DType::kFloat32)),
-               SpecError, "shard_map input 0 (spec " + c.spec.to_string() + "): " + c.needle);
+               InvalidArgumentError, "shard_map input 0 (spec " + c.spec.to_string() + "): " + c.needle);
 }
 
-TEST_P(ShardMapBadSpecTest, BadOutSpecIsASpecErrorNamingTheOutput) {
+TEST_P(ShardMapBadSpecTest, BadOutSpecIsAnErrorNamingTheOutput) {
   const BadSpecCase& c = GetParam();
   Runtime rt(4);
   EXPECT_ERROR(shard_map(
                    rt, Mesh::make({{"x", 2}, {"y", 2}}),
                    [](DeviceContext&, const Array& s) { return s; }, P{}, c.spec,
                    Array::zeros({4}, DType::kFloat32)),
-               SpecError, "shard_map output 0 (spec " + c.spec.to_string() + "): " + c.needle);
+               InvalidArgumentError, "shard_map output 0 (spec " + c.spec.to_string() + "): " + c.needle);
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -1,10 +1,12 @@
 #include "meshsim/runtime/comm/internal/collective_call.h"
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <string_view>
 
 #include "meshsim/runtime/array/array.h"
+#include "meshsim/runtime/exec/errors.h"
 
 namespace meshsim {
 
@@ -20,7 +22,32 @@ struct Hasher {
   void str(const char* s) { value(std::hash<std::string_view>{}(s)); }
 };
 
+bool same_text(const char* a, const char* b) { return a == b || std::strcmp(a, b) == 0; }
+
 }  // namespace
+
+void CollectiveCall::add_param(const Param& p) {
+  if (num_params == kMaxParams) {
+    throw RuntimeUsageError(std::string(op) + ": more than " + std::to_string(kMaxParams) +
+                            " collective parameters (adding '" + p.name + "')");
+  }
+  params[num_params++] = p;
+}
+
+bool CollectiveCall::same_as(const CollectiveCall& other) const {
+  if (!same_text(op, other.op) || dtype != other.dtype || num_params != other.num_params ||
+      !same_text(list_name, other.list_name) || !std::ranges::equal(shape, other.shape) ||
+      !std::ranges::equal(list, other.list)) {
+    return false;
+  }
+  for (int i = 0; i < num_params; ++i) {
+    if (!same_text(params[i].name, other.params[i].name) ||
+        params[i].value != other.params[i].value) {
+      return false;
+    }
+  }
+  return true;
+}
 
 uint64_t CollectiveCall::signature() const {
   Hasher h;
@@ -41,7 +68,9 @@ uint64_t CollectiveCall::signature() const {
 std::string CollectiveCall::describe() const {
   std::string out = std::string(op) + "(" + std::string(dtype_name(dtype)) + shape_to_string(shape);
   for (int i = 0; i < num_params; ++i) {
-    out += ", " + std::string(params[i].name) + "=" + std::to_string(params[i].value);
+    const Param& p = params[i];
+    out += ", " + std::string(p.name) + "=" +
+           (p.is_bool ? (p.value != 0 ? "true" : "false") : std::to_string(p.value));
   }
   if (!list.empty() || *list_name != '\0') {
     out += ", " + std::string(list_name) + "=[";

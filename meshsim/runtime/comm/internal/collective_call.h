@@ -5,6 +5,7 @@
 // naming both sides instead of a hang or garbage.
 
 #include <array>
+#include <concepts>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -17,6 +18,7 @@ struct CollectiveCall {
   struct Param {
     const char* name = "";
     int64_t value = 0;
+    bool is_bool = false;  // describe() prints true / false
   };
   static constexpr int kMaxParams = 6;
 
@@ -33,15 +35,26 @@ struct CollectiveCall {
   const char* list_name = "";
   std::span<const int64_t> list;
 
-  CollectiveCall& param(const char* name, int64_t value) {
-    params[num_params++] = {name, value};
+  // Adds a parameter; a bool one prints as true / false. RuntimeUsageError
+  // past kMaxParams (an operation that needs more must raise the limit).
+  CollectiveCall& param(const char* name, std::integral auto value) {
+    add_param({name, static_cast<int64_t>(value), std::same_as<decltype(value), bool>});
     return *this;
   }
-  // A 64-bit hash of the whole call (op, dtype, shape, parameters, list):
-  // members compare signatures, so the leader reads one cache line per member.
+  // A 64-bit hash of the whole call (op, dtype, shape, parameters, list): the
+  // leader's fast reject, one cache line per member.
   uint64_t signature() const;
-  // "psum(float32(4, 2), tiled=1)": what the mismatch message shows.
+  // Whether two calls are the same: op, dtype, shape, every parameter and the
+  // list compared exactly. The leader checks it even when signatures are
+  // equal, since peers' buffers are read on the strength of it and memory
+  // safety must not rest on a hash.
+  bool same_as(const CollectiveCall& other) const;
+  // "all_gather(float32(4, 2), axis=0, tiled=true)": what the mismatch
+  // message shows.
   std::string describe() const;
+
+ private:
+  void add_param(const Param& p);
 };
 
 }  // namespace meshsim

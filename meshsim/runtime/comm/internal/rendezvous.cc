@@ -34,7 +34,6 @@ void Rendezvous::meet(Waiter& waiter, FunctionRef<void()> leader_step) {
   arrive_impl(waiter, [&] {
     check_calls();
     if (!failed_) leader_step();
-    completed_.fetch_add(1, std::memory_order_relaxed);
   });
   if (failed_) throw CollectiveMismatchError(error_);
 }
@@ -48,8 +47,9 @@ void Rendezvous::check_calls() {
   const uint64_t signature = slots_[0].signature;
   const CollectiveCall& first = slots_[0].call;
   for (int rank = 1; rank < size(); ++rank) {
-    if (slots_[rank].signature == signature) continue;
     const CollectiveCall& other = slots_[rank].call;
+    // The signature only rejects fast: equal ones are confirmed field by field.
+    if (slots_[rank].signature == signature && other.same_as(first)) continue;
     failed_ = true;
     error_ = "collective mismatch in " + describe() + ": device " +
              std::to_string(device_ids_[0]) + " called " + first.describe() + " but device " +

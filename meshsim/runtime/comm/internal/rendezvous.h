@@ -9,7 +9,8 @@
 //   1. fill slot(rank): the call (op, dtype, shape, parameters) and buffer
 //      pointers — peers may read those buffers in place (zero copy);
 //   2. arrive(): the last member to arrive is the leader. Before it releases
-//      anybody it compares every member's call with member 0's (a difference
+//      anybody it compares every member's call with member 0's (signature,
+//      then every field exactly: CollectiveCall::same_as; a difference
 //      fails the whole group with one CollectiveMismatchError) and runs the
 //      leader step it was given — small collectives do all their work there,
 //      reading peers' inputs while those peers are still held;
@@ -39,9 +40,9 @@ namespace meshsim {
 class Rendezvous {
  public:
   // What a member publishes for its peers. Cache-line aligned: each member
-  // writes only its own slot. The first line holds everything the leader reads
-  // in the common case (the call's signature and the buffers); the full call
-  // is read only when signatures differ, to describe the mismatch.
+  // writes only its own slot. The first line holds the call's signature (the
+  // leader's fast reject) and the buffers; the full call follows, compared
+  // exactly whenever signatures are equal.
   struct alignas(64) Slot {
     void publish(const CollectiveCall& c, const void* in, void* out, const void* ex = nullptr) {
       call = c;
@@ -65,13 +66,10 @@ class Rendezvous {
 
   int size() const { return static_cast<int>(device_ids_.size()); }
   std::span<const int> device_ids() const { return device_ids_; }
-  const std::string& label() const { return label_; }
   // "axes 'x', group 1 of 2 [devices 0, 2]"
   std::string describe() const;
   Slot& slot(int rank) { return slots_[rank]; }
   const Slot& slot(int rank) const { return slots_[rank]; }
-  // Collectives completed by this group (for reports).
-  uint64_t completed() const { return completed_.load(std::memory_order_relaxed); }
 
   // The first meeting of a collective: checks that all calls match, runs
   // `leader_step` on the last member to arrive, releases everybody, and throws
@@ -98,7 +96,6 @@ class Rendezvous {
   std::unique_ptr<Slot[]> slots_;
   alignas(64) std::atomic<uint32_t> arrived_{0};
   WaitWord released_;
-  alignas(64) std::atomic<uint64_t> completed_{0};
   // Set by the leader before release, read by members after it.
   bool failed_ = false;
   std::string error_;
