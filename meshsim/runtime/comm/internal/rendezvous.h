@@ -68,6 +68,9 @@ class Rendezvous {
   std::span<const int> device_ids() const { return device_ids_; }
   // "axes 'x', group 1 of 2 [devices 0, 2]"
   std::string describe() const;
+  // "axes 'x', group 1 of 2": the group without its member list, for reports
+  // that summarize many devices.
+  const std::string& label() const { return label_; }
   Slot& slot(int rank) { return slots_[rank]; }
   const Slot& slot(int rank) const { return slots_[rank]; }
 
