@@ -12,39 +12,10 @@
 #include "meshsim/mesh/error.h"
 #include "meshsim/runtime/array/dtype.h"
 #include "tools/bench_help.h"
+#include "tools/cli_parse.h"
 
 namespace meshsim::cli {
 namespace {
-
-InvalidArgumentError bad_value(std::string_view option, std::string_view value,
-                               std::string_view why) {
-  return InvalidArgumentError(std::string(option) + " '" + std::string(value) +
-                              "': " + std::string(why));
-}
-
-std::vector<std::string_view> split(std::string_view text, char separator) {
-  std::vector<std::string_view> parts;
-  size_t begin = 0;
-  while (true) {
-    const size_t end = text.find(separator, begin);
-    parts.push_back(text.substr(begin, end - begin));
-    if (end == std::string_view::npos) return parts;
-    begin = end + 1;
-  }
-}
-
-// A decimal integer without sign, or nullopt if `text` is not one or exceeds `max`.
-std::optional<uint64_t> parse_unsigned(std::string_view text, uint64_t max) {
-  if (text.empty()) return std::nullopt;
-  uint64_t value = 0;
-  for (char ch : text) {
-    if (!std::isdigit(static_cast<unsigned char>(ch))) return std::nullopt;
-    const uint64_t digit = static_cast<uint64_t>(ch - '0');
-    if (value > (max - digit) / 10) return std::nullopt;
-    value = value * 10 + digit;
-  }
-  return value;
-}
 
 std::string collective_names() {
   std::string names;
@@ -107,31 +78,6 @@ size_t parse_bytes(std::string_view text, std::string_view option) {
                     "e.g. 8, 512K, 64M, below 2^63");
   }
   return static_cast<size_t>(*value << shift);
-}
-
-Mesh parse_mesh(std::string_view text) {
-  constexpr std::string_view kForm =
-      "expected a device count or NAME=SIZE entries separated by commas, e.g. --mesh 8 or "
-      "--mesh x=4,y=2";
-  std::vector<std::pair<std::string, int>> axes;
-  if (const auto count = parse_unsigned(text, std::numeric_limits<int>::max())) {
-    axes.emplace_back("x", static_cast<int>(*count));
-  } else {
-    for (std::string_view entry : split(text, ',')) {
-      const size_t equals = entry.find('=');
-      const auto size =
-          equals == std::string_view::npos
-              ? std::nullopt
-              : parse_unsigned(entry.substr(equals + 1), std::numeric_limits<int>::max());
-      if (!size) throw bad_value("--mesh", text, kForm);
-      axes.emplace_back(std::string(entry.substr(0, equals)), static_cast<int>(*size));
-    }
-  }
-  try {
-    return Mesh::make(std::move(axes));
-  } catch (const Error& e) {
-    throw bad_value("--mesh", text, e.message());
-  }
 }
 
 std::vector<std::string> parse_axes(std::string_view text, const Mesh& mesh) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "meshsim/mesh/mesh.h"
+#include "tools/cli_parse.h"
 #include "tools/bench_collectives.h"
 
 namespace CLI {
@@ -45,8 +46,6 @@ struct BenchOptions {
 // "8", "512K", "64M", "2G" (K = 1024, as nccl-tests; k, m, g too). `option`
 // names the option in the error for anything else, or a value past 2^63.
 size_t parse_bytes(std::string_view text, std::string_view option);
-// "8": one axis "x" of 8 devices; "x=4,y=2": named axes, major-to-minor.
-Mesh parse_mesh(std::string_view text);
 // "x,y": axes of `mesh`, each once; "" gives all of them.
 std::vector<std::string> parse_axes(std::string_view text, const Mesh& mesh);
 

@@ -1,6 +1,7 @@
 // meshsim: the command-line tool. `meshsim bench <collective>` benchmarks a
-// collective on a simulated mesh in the nccl-tests convention; see
-// `meshsim bench --help`.
+// collective on a simulated mesh in the nccl-tests convention (see
+// `meshsim bench --help`); `meshsim layout` draws which devices hold which
+// block of an array under a sharding.
 
 #include <unistd.h>
 
@@ -11,6 +12,7 @@
 #include "meshsim/mesh/error.h"
 #include "tools/bench_options.h"
 #include "tools/bench_run.h"
+#include "tools/layout_command.h"
 
 namespace {
 
@@ -25,10 +27,23 @@ int main(int argc, char** argv) {
   CLI::App* bench = app.add_subcommand(
       "bench", "Benchmark a collective over a sweep of sizes (nccl-tests style)");
   meshsim::cli::BenchCommand command(*bench);
+  CLI::App* layout = app.add_subcommand(
+      "layout", "Draw which devices hold which block of a 1-D or 2-D array under a sharding");
+  meshsim::cli::LayoutCommand layout_command(*layout);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : kExitBadUsage;  // --help exits 0
+  }
+
+  if (layout->parsed()) {
+    try {
+      meshsim::cli::run_layout(layout_command.options(), std::cout);
+      return 0;
+    } catch (const meshsim::Error& e) {
+      std::cerr << "meshsim layout: " << e.what() << "\n";
+      return kExitBadUsage;
+    }
   }
 
   meshsim::cli::BenchOptions options;

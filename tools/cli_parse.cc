@@ -1,0 +1,144 @@
+#include "tools/cli_parse.h"
+
+#include <cctype>
+#include <limits>
+
+#include "meshsim/mesh/error.h"
+
+namespace meshsim::cli {
+namespace {
+
+std::string_view trim(std::string_view text) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) {
+    text.remove_prefix(1);
+  }
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) {
+    text.remove_suffix(1);
+  }
+  return text;
+}
+
+// An axis name as a user may quote it: x, 'x' or "x".
+std::string_view unquote(std::string_view name) {
+  name = trim(name);
+  if (name.size() >= 2 && (name.front() == '\'' || name.front() == '"') &&
+      name.back() == name.front()) {
+    name = name.substr(1, name.size() - 2);
+  }
+  return name;
+}
+
+}  // namespace
+
+InvalidArgumentError bad_value(std::string_view option, std::string_view value,
+                               std::string_view why) {
+  return InvalidArgumentError(std::string(option) + " '" + std::string(value) +
+                              "': " + std::string(why));
+}
+
+std::vector<std::string_view> split(std::string_view text, char separator) {
+  std::vector<std::string_view> parts;
+  size_t begin = 0;
+  while (true) {
+    const size_t end = text.find(separator, begin);
+    parts.push_back(text.substr(begin, end - begin));
+    if (end == std::string_view::npos) return parts;
+    begin = end + 1;
+  }
+}
+
+// A decimal integer without sign, or nullopt if `text` is not one or exceeds `max`.
+std::optional<uint64_t> parse_unsigned(std::string_view text, uint64_t max) {
+  if (text.empty()) return std::nullopt;
+  uint64_t value = 0;
+  for (char ch : text) {
+    if (!std::isdigit(static_cast<unsigned char>(ch))) return std::nullopt;
+    const uint64_t digit = static_cast<uint64_t>(ch - '0');
+    if (value > (max - digit) / 10) return std::nullopt;
+    value = value * 10 + digit;
+  }
+  return value;
+}
+
+Mesh parse_mesh(std::string_view text) {
+  constexpr std::string_view kForm =
+      "expected a device count or NAME=SIZE entries separated by commas, e.g. --mesh 8 or "
+      "--mesh x=4,y=2";
+  std::vector<std::pair<std::string, int>> axes;
+  if (const auto count = parse_unsigned(text, std::numeric_limits<int>::max())) {
+    axes.emplace_back("x", static_cast<int>(*count));
+  } else {
+    for (std::string_view entry : split(text, ',')) {
+      const size_t equals = entry.find('=');
+      const auto size =
+          equals == std::string_view::npos
+              ? std::nullopt
+              : parse_unsigned(entry.substr(equals + 1), std::numeric_limits<int>::max());
+      if (!size) throw bad_value("--mesh", text, kForm);
+      axes.emplace_back(std::string(entry.substr(0, equals)), static_cast<int>(*size));
+    }
+  }
+  try {
+    return Mesh::make(std::move(axes));
+  } catch (const Error& e) {
+    throw bad_value("--mesh", text, e.message());
+  }
+}
+
+PartitionSpec parse_spec(std::string_view text) {
+  constexpr std::string_view kForm =
+      "expected entries separated by commas, each an axis name, None, or several axes in "
+      "parentheses, e.g. --spec 'x,None' or --spec '(x,y),None'";
+  std::string_view body = trim(text);
+  for (std::string_view prefix : {"PartitionSpec(", "P("}) {
+    if (body.starts_with(prefix) && body.ends_with(")")) {
+      body = body.substr(prefix.size(), body.size() - prefix.size() - 1);
+      break;
+    }
+  }
+  std::vector<PartitionSpec::AxisList> entries;
+  if (trim(body).empty()) return PartitionSpec(std::move(entries));
+  // Top-level commas separate entries; commas inside parentheses separate the
+  // axes of one entry.
+  size_t begin = 0;
+  int depth = 0;
+  for (size_t i = 0; i <= body.size(); ++i) {
+    const char ch = i < body.size() ? body[i] : ',';
+    if (ch == '(') ++depth;
+    if (ch == ')') --depth;
+    if (depth < 0 || depth > 1) throw bad_value("--spec", text, kForm);
+    if (ch != ',' || depth != 0) continue;
+    std::string_view entry = trim(body.substr(begin, i - begin));
+    begin = i + 1;
+    PartitionSpec::AxisList axes;
+    if (entry.starts_with('(') && entry.ends_with(')')) {
+      for (std::string_view name : split(entry.substr(1, entry.size() - 2), ',')) {
+        if (!unquote(name).empty()) axes.emplace_back(unquote(name));
+      }
+    } else if (entry != "None" && entry != "none" && !entry.empty()) {
+      const std::string_view name = unquote(entry);
+      if (name.empty() || name.find_first_of("()") != std::string_view::npos) {
+        throw bad_value("--spec", text, kForm);
+      }
+      axes.emplace_back(name);
+    }
+    entries.push_back(std::move(axes));
+  }
+  if (depth != 0) throw bad_value("--spec", text, kForm);
+  return PartitionSpec(std::move(entries));
+}
+
+std::vector<int64_t> parse_shape(std::string_view text) {
+  constexpr std::string_view kForm =
+      "expected dimensions separated by commas, e.g. --shape 16,8 (empty for a scalar)";
+  std::vector<int64_t> shape;
+  if (trim(text).empty()) return shape;
+  for (std::string_view dim : split(text, ',')) {
+    const auto value = parse_unsigned(trim(dim), std::numeric_limits<int64_t>::max());
+    if (!value) throw bad_value("--shape", text, kForm);
+    shape.push_back(static_cast<int64_t>(*value));
+  }
+  return shape;
+}
+
+}  // namespace meshsim::cli

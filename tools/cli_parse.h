@@ -1,0 +1,34 @@
+#pragma once
+// Command-line values shared by the meshsim subcommands: the words of a bad
+// value, splitting, numbers, meshes, partition specs and shapes. Every parser
+// throws InvalidArgumentError naming the option, the value and the expected
+// form.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "meshsim/mesh/error.h"
+#include "meshsim/mesh/mesh.h"
+#include "meshsim/mesh/partition_spec.h"
+
+namespace meshsim::cli {
+
+// "--option 'value': why".
+InvalidArgumentError bad_value(std::string_view option, std::string_view value,
+                               std::string_view why);
+// Every piece between separators, empty ones included ("a,,b" has three).
+std::vector<std::string_view> split(std::string_view text, char separator);
+// A decimal integer without sign, or nullopt if `text` is not one or exceeds `max`.
+std::optional<uint64_t> parse_unsigned(std::string_view text, uint64_t max);
+
+// "8": one axis "x" of 8 devices; "x=4,y=2": named axes, major-to-minor.
+Mesh parse_mesh(std::string_view text);
+// JAX-like: "x,None", "(x,y),None", "'x', None" or "P('x', None)"; "" is P().
+PartitionSpec parse_spec(std::string_view text);
+// "16,8"; "" is a scalar's shape.
+std::vector<int64_t> parse_shape(std::string_view text);
+
+}  // namespace meshsim::cli
