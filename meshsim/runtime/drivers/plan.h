@@ -21,7 +21,9 @@
 // plan) plus every input's global shape and dtype, so a different shape or
 // dtype is a miss, never a wrong hit; running on another concrete mesh of the
 // same shape is a hit. Output layouts are cached per signature by each
-// output's per-device shape and dtype. stats() counts hits and misses.
+// output's per-device shape and dtype. stats() counts hits and misses. The
+// cache grows by one entry per distinct signature and is never evicted: it
+// lives as long as the plan.
 //
 // Arguments: an input whose sharding is the in_spec (same normalized spec)
 // on the call's mesh is passed to the body as is — its shards, no copy. An
