@@ -16,8 +16,10 @@
 #include "meshsim/runtime/array/array_views.h"       // IWYU pragma: export
 #include "meshsim/runtime/array/dtype.h"             // IWYU pragma: export
 #include "meshsim/runtime/comm/axis_names.h"         // IWYU pragma: export
+#include "meshsim/runtime/drivers/plan.h"            // IWYU pragma: export
 #include "meshsim/runtime/drivers/pmap.h"            // IWYU pragma: export
 #include "meshsim/runtime/drivers/shard_map.h"       // IWYU pragma: export
+#include "meshsim/runtime/drivers/sharded_array.h"   // IWYU pragma: export
 #include "meshsim/runtime/exec/device_context.h"     // IWYU pragma: export
 #include "meshsim/runtime/exec/errors.h"             // IWYU pragma: export
 #include "meshsim/runtime/exec/runtime.h"            // IWYU pragma: export
