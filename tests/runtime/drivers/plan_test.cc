@@ -346,9 +346,9 @@ TEST(PlanErrorTest, WrongArgumentCountAndNoArguments) {
 TEST(PlanErrorTest, BadSpecsFailAtConstruction) {
   Runtime rt(2);
   const auto id = [](DeviceContext&, const Array& s) { return s; };
-  EXPECT_ERROR(ShardMapPlan(rt, kX2, id, {P{"z"}}, {P{"x"}}), SpecError,
+  EXPECT_ERROR(ShardMapPlan(rt, kX2, id, {P{"z"}}, {P{"x"}}), UnknownAxisError,
                "shard_map input 0 (spec PartitionSpec('z'))");
-  EXPECT_ERROR(ShardMapPlan(rt, kX2, id, {P{"x"}}, {P{"x", "x"}}), SpecError,
+  EXPECT_ERROR(ShardMapPlan(rt, kX2, id, {P{"x"}}, {P{"x", "x"}}), DuplicateAxisError,
                "shard_map output 0 (spec PartitionSpec('x', 'x'))");
 }
 
