@@ -2,6 +2,8 @@ include(CMakePackageConfigHelpers)
 install(TARGETS meshsim meshsim_mesh meshsim_runtime meshsim_collectives
         EXPORT meshsimTargets ARCHIVE DESTINATION lib)
 install(FILES meshsim/meshsim.h DESTINATION include/meshsim)
+# GoogleTest matchers for Arrays: header-only, and only for users who link gmock.
+install(FILES meshsim/testing/array_matchers.h DESTINATION include/meshsim/testing)
 install(EXPORT meshsimTargets NAMESPACE meshsim:: DESTINATION lib/cmake/meshsim)
 configure_package_config_file(cmake/meshsimConfig.cmake.in
   ${CMAKE_CURRENT_BINARY_DIR}/meshsimConfig.cmake INSTALL_DESTINATION lib/cmake/meshsim)
