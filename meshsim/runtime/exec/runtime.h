@@ -45,7 +45,7 @@ struct RuntimeOptions {
   // The device limit of a Runtime created without a device count: enough for
   // the largest meshes meshsim is tested with (4096 devices on 2 cores). A
   // device costs nothing until a launch names it (then a thread, ~8 MiB of
-  // address space for its stack); the limit costs 16 bytes per device.
+  // address space for its stack); the limit itself costs ~32 bytes a device.
   static constexpr int kDefaultMaxDevices = 4096;
   // The device ids this runtime accepts: 0 .. max_devices - 1. Unset: n for
   // Runtime(n) (which then throws InvalidArgumentError if it is less than
