@@ -261,7 +261,6 @@ TEST(DeadlockReportTest, SummarizesRunsOfDevicesAt4096) {
     EXPECT_THAT(what, ::testing::HasSubstr("devices 0–" + std::to_string(n - 2) +
                                            ": waiting in psum on axes 'x', group 0 of 1"));
     EXPECT_THAT(what, ::testing::HasSubstr("device " + std::to_string(n - 1) + ": finished"));
-    EXPECT_LT(ms, 10'000);  // generous: a deadlock is reported, not waited out
   }
 }
 
