@@ -1,0 +1,121 @@
+#pragma once
+// Communicator: what an algorithm sees of its group — its rank, the group's
+// size and devices, the arguments every member published, point-to-point
+// transfers over the runtime's fabric, and barriers. Front-ends create one per
+// call; an algorithm receives it by reference and never keeps it.
+//
+// Point-to-point semantics (the fabric's "collective" lane; psend / precv use
+// another lane, so the two never mix):
+// - A receiver reads the sender's buffer in place (zero copy: one memcpy or
+//   one reduction, no staging buffer). So a sent buffer must stay valid and
+//   unchanged until the receiver has read it.
+// - A transfer moves in segments of `segment_bytes` (the algorithm's tunable
+//   "segment_bytes" when it declares one, else one segment). Each segment is
+//   one descriptor on the link's ring of Link::kSlots; a send waits only when
+//   the receiver has not yet read that many of its segments. The sender and
+//   the receiver must pass the same byte count: a mismatch is a
+//   CollectiveShapeError naming both devices, raised by the receiver before
+//   it reads anything (never a torn read), and it fails the launch.
+// - send() returns once its segments are posted; wait_sends() waits until
+//   every segment this member posted has been read. sendrecv() and
+//   sendrecv_reduce() interleave one send and one receive segment by segment
+//   and return when both are complete (the sent buffer is free again): use
+//   them on cycles (rings, pairwise exchanges), where two blocking sends
+//   would wait for each other.
+// - When the algorithm returns, the front-end waits for its unread sends
+//   (wait_sends), so an algorithm need not end with one.
+// Every wait is cancelled when another device of the launch fails, and shows
+// in deadlock and timeout reports as the collective's name.
+//
+// A Communicator is used only on its member's device thread, during the call
+// that created it. Ranks are positions in the group (0..size()-1); passing
+// one outside that range is an InvalidArgumentError naming it.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <typeinfo>
+
+#include "meshsim/collectives/algorithms/algorithm_args.h"
+#include "meshsim/collectives/reduce_op.h"
+#include "meshsim/runtime/array/dtype.h"
+#include "meshsim/runtime/comm/axis_names.h"
+#include "meshsim/runtime/exec/device_context.h"
+
+namespace meshsim {
+
+struct CommunicatorState;
+
+class Communicator {
+ public:
+  ~Communicator();
+  Communicator(const Communicator&) = delete;
+  Communicator& operator=(const Communicator&) = delete;
+
+  int rank() const;
+  int size() const;
+  // The device id of group member `rank`.
+  int device_id(int rank) const;
+  DeviceContext& context();
+  // The collective this call is ("all_reduce", ...), and the group it runs
+  // over ("axes 'x', group 0 of 2").
+  Collective collective() const;
+  const std::string& group_label() const;
+  // The mesh axes the group spans, major-to-minor (empty for a group given by
+  // axis_index_groups — see has_index_groups()).
+  std::span<const std::string> axes() const;
+  bool has_index_groups() const;
+
+  // Member `rank`'s arguments, as it published them (its buffers may be read
+  // in place until it leaves the collective). Args must be this collective's
+  // type (AllReduceArgs for all_reduce, ...), else InvalidArgumentError.
+  template <class Args>
+  const Args& peer_args(int rank) const {
+    return *static_cast<const Args*>(peer_args_erased(rank, typeid(Args)));
+  }
+
+  // The value of tunable `name` for the running algorithm (its declared
+  // default unless the runtime's registry set another). InvalidArgumentError
+  // for a name the algorithm does not declare.
+  int64_t tunable(std::string_view name) const;
+
+  // Point-to-point transfers with member `peer` (see above).
+  void send(int peer, const void* data, size_t bytes);
+  void recv(int peer, void* data, size_t bytes);
+  // data[i] = data[i] op peer's[i] for `count` elements of `dtype`.
+  void recv_reduce(int peer, void* data, int64_t count, DType dtype, ReduceOp op);
+  void wait_sends();
+  void sendrecv(int to, const void* send_data, int from, void* recv_data, size_t bytes);
+  void sendrecv_reduce(int to, const void* send_data, int from, void* recv_data, int64_t count,
+                       DType dtype, ReduceOp op);
+
+  // No member returns before every member has called it (the group's
+  // rendezvous; cancellable like every wait).
+  void barrier();
+
+  // A communicator over a subset of this group's axes: the members that share
+  // this member's indices along the other axes. For algorithms composed over
+  // mesh axes (hierarchical). InvalidArgumentError when the group has
+  // axis_index_groups or `sub` is not a subset of axes(). The sub-communicator
+  // belongs to this call and is used between this call's meetings only.
+  Communicator subgroup(AxisNames sub);
+
+  // For the runtime: front-ends build communicators through internal hooks.
+  explicit Communicator(std::unique_ptr<CommunicatorState> state);
+  Communicator(Communicator&&) noexcept;
+  CommunicatorState& state() { return *state_; }
+
+ private:
+  const void* peer_args_erased(int rank, const std::type_info& type) const;
+  std::unique_ptr<CommunicatorState> state_;
+};
+
+// acc[i] = acc[i] op in[i] for i in [0, count): the elementwise reduction every
+// built-in algorithm uses (same rules as psum: float16 / bfloat16 computed in
+// float32, NaN propagates through max / min, integers wrap).
+void reduce_elements(ReduceOp op, DType dtype, void* acc, const void* in, int64_t count);
+
+}  // namespace meshsim
