@@ -29,6 +29,14 @@ bool overlaps(const void* a, const void* b, size_t bytes) {
 
 }  // namespace
 
+template <class E>
+void Communicator::raise(const E& error) const {
+  // Before any frame of the algorithm unwinds: a peer may be reading this
+  // member's posted buffers (its scratch included) in place right now.
+  DeviceHooks::fail_and_settle(*state_->ctx, std::make_exception_ptr(error));
+  throw error;
+}
+
 void PendingSends::add(Link* link, uint32_t sequence) {
   for (size_t i = 0; i < inline_size_; ++i) {
     if (inline_[i].first == link) {
@@ -68,10 +76,10 @@ int Communicator::device_id(int rank) const {
 
 void Communicator::check_rank(int rank, const char* what) const {
   if (rank < 0 || rank >= size()) {
-    throw InvalidArgumentError(std::string(state_->op) + " (algorithm '" + algorithm_name() +
+    raise(InvalidArgumentError(std::string(state_->op) + " (algorithm '" + algorithm_name() +
                                "'): " + what + " names rank " + std::to_string(rank) +
                                ", outside the group of " + std::to_string(size()) + " (" +
-                               state_->group.rendezvous->describe() + ")");
+                               state_->group.rendezvous->describe() + ")"));
   }
 }
 
@@ -82,8 +90,8 @@ std::string Communicator::algorithm_name() const {
 const void* Communicator::peer_args_erased(int rank, const std::type_info& type) const {
   check_rank(rank, "peer_args");
   if (state_->entry == nullptr || *state_->entry->args_type != type) {
-    throw InvalidArgumentError(std::string(state_->op) + " (algorithm '" + algorithm_name() +
-                               "'): peer_args asked for the wrong argument type");
+    raise(InvalidArgumentError(std::string(state_->op) + " (algorithm '" + algorithm_name() +
+                               "'): peer_args asked for the wrong argument type"));
   }
   return state_->group.rendezvous->slot(rank).extra;
 }
@@ -95,8 +103,8 @@ int64_t Communicator::tunable(std::string_view name) const {
       if (e->info->tunables[i].name == name) return e->tunable_values[i];
     }
   }
-  throw InvalidArgumentError("algorithm '" + algorithm_name() + "' declares no tunable '" +
-                             std::string(name) + "'");
+  raise(InvalidArgumentError("algorithm '" + algorithm_name() + "' declares no tunable '" +
+                             std::string(name) + "'"));
 }
 
 Link& Communicator::link_to(int peer) {
@@ -119,11 +127,11 @@ void Communicator::take_segment(Link& link, int peer, void* data, size_t bytes,
   if (d.bytes != bytes) {
     // Not released: the sender stays blocked until the launch aborts, and no
     // byte of a mismatched transfer is ever read.
-    throw CollectiveShapeError(
+    raise(CollectiveShapeError(
         std::string(state_->op) + " (algorithm '" + algorithm_name() + "'): device " +
         std::to_string(device_id(rank())) + " expected a segment of " + std::to_string(bytes) +
         " bytes from device " + std::to_string(device_id(peer)) + ", which sent " +
-        std::to_string(d.bytes) + " bytes");
+        std::to_string(d.bytes) + " bytes"));
   }
   if (bytes > 0) {
     if (reduce != nullptr) {
@@ -183,9 +191,9 @@ void Communicator::exchange(int to, const void* send_data, int from, void* recv_
   check_rank(to, "sendrecv");
   check_rank(from, "sendrecv");
   if (overlaps(send_data, recv_data, bytes)) {
-    throw InvalidArgumentError(std::string(state_->op) + " (algorithm '" + algorithm_name() +
+    raise(InvalidArgumentError(std::string(state_->op) + " (algorithm '" + algorithm_name() +
                                "'): sendrecv's receive buffer overlaps its send buffer, which "
-                               "the peer may still be reading");
+                               "the peer may still be reading"));
   }
   Link& out = link_to(to);
   Link& in = link_from(from);
@@ -220,14 +228,14 @@ void Communicator::barrier() { state_->group.rendezvous->arrive(*state_->waiter)
 
 Communicator Communicator::subgroup(AxisNames sub) {
   if (has_index_groups()) {
-    throw InvalidArgumentError(std::string(state_->op) + " (algorithm '" + algorithm_name() +
-                               "'): subgroup of a group given by axis_index_groups");
+    raise(InvalidArgumentError(std::string(state_->op) + " (algorithm '" + algorithm_name() +
+                               "'): subgroup of a group given by axis_index_groups"));
   }
   for (std::string_view name : sub.names()) {
     if (std::find(axes().begin(), axes().end(), name) == axes().end()) {
-      throw InvalidArgumentError(std::string(state_->op) + " (algorithm '" + algorithm_name() +
+      raise(InvalidArgumentError(std::string(state_->op) + " (algorithm '" + algorithm_name() +
                                  "'): subgroup axis '" + std::string(name) +
-                                 "' is not one of the group's axes " + AxisNames(axes()).to_string());
+                                 "' is not one of the group's axes " + AxisNames(axes()).to_string()));
     }
   }
   auto state = std::make_unique<CommunicatorState>(*state_);

@@ -25,7 +25,11 @@
 // - When the algorithm returns, the front-end waits for its unread sends
 //   (wait_sends), so an algorithm need not end with one.
 // Every wait is cancelled when another device of the launch fails, and shows
-// in deadlock and timeout reports as the collective's name.
+// in deadlock and timeout reports as the collective's name. An error the
+// Communicator raises (a bad rank, a size mismatch) first stops the launch
+// and waits until no peer can read this member's buffers, so the algorithm's
+// own scratch may unwind safely; an algorithm that throws its own exception
+// should not have sends in flight (wait_sends first).
 //
 // A Communicator is used only on its member's device thread, during the call
 // that created it. Ranks are positions in the group (0..size()-1); passing
@@ -118,6 +122,10 @@ class Communicator {
   };
   const void* peer_args_erased(int rank, const std::type_info& type) const;
   void check_rank(int rank, const char* what) const;
+  // Fails the launch and waits until no peer can touch this member's buffers,
+  // then throws `error`.
+  template <class E>
+  [[noreturn]] void raise(const E& error) const;
   std::string algorithm_name() const;
   Link& link_to(int peer);
   Link& link_from(int peer);

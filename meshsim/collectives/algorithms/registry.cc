@@ -76,7 +76,7 @@ void AlgorithmRegistry::add_entry(Collective collective, Algorithm<Args> algorit
       };
     }
     for (const Tunable& t : algorithm.tunables) entry.tunable_values.push_back(t.default_value);
-    entry.info = std::make_unique<Algorithm<Args>>(std::move(algorithm));
+    entry.info = std::make_shared<Algorithm<Args>>(std::move(algorithm));
     tables_->of(collective).push_back(std::move(entry));
   });
 }

@@ -16,7 +16,7 @@ namespace {
 
 // 1 meeting when the leader does everything, else the meeting, the phase
 // barriers and the departure.
-double meetings(const CallShape& s, double small_bytes, int large) {
+double meetings(double small_bytes, int large) {
   return small_bytes <= static_cast<double>(Meeting::kLeaderBytes) ? 1 : large;
 }
 
@@ -39,7 +39,7 @@ Algorithm<AllReduceArgs> all_reduce_direct() {
       "copies the other slices (the leader does all when small)",
       "3α + (2n-1)/n·Sβ + (n-1)/n·Sγ  (1α when n·S <= 64 KiB)", [](const CallShape& s) {
         const double n = s.group_size, S = static_cast<double>(s.bytes);
-        return CostTerms{meetings(s, n * S, 3), (2 * n - 1) / n * S, (n - 1) / n * S};
+        return CostTerms{meetings(n * S, 3), (2 * n - 1) / n * S, (n - 1) / n * S};
       });
 }
 
@@ -48,7 +48,7 @@ Algorithm<AllGatherArgs> all_gather_direct() {
       "shared memory: each member copies every input, read in place, into its output",
       "2α + n·Sβ  (1α when n²·S <= 64 KiB)", [](const CallShape& s) {
         const double n = s.group_size, S = static_cast<double>(s.bytes);
-        return CostTerms{meetings(s, n * n * S, 2), n * S, 0};
+        return CostTerms{meetings(n * n * S, 2), n * S, 0};
       });
 }
 
@@ -57,7 +57,7 @@ Algorithm<ReduceScatterArgs> reduce_scatter_direct() {
       "shared memory: each member reduces its own block over all inputs read in place",
       "2α + Sβ + (n-1)/n·Sγ  (1α when n·S <= 64 KiB)", [](const CallShape& s) {
         const double n = s.group_size, S = static_cast<double>(s.bytes);
-        return CostTerms{meetings(s, n * S, 2), S, (n - 1) / n * S};
+        return CostTerms{meetings(n * S, 2), S, (n - 1) / n * S};
       });
 }
 
@@ -66,7 +66,7 @@ Algorithm<AllToAllArgs> all_to_all_direct() {
       "shared memory: each member copies its block from every input, read in place",
       "2α + Sβ  (1α when n·S <= 64 KiB)", [](const CallShape& s) {
         const double n = s.group_size, S = static_cast<double>(s.bytes);
-        return CostTerms{meetings(s, n * S, 2), S, 0};
+        return CostTerms{meetings(n * S, 2), S, 0};
       });
 }
 
@@ -75,7 +75,7 @@ Algorithm<BroadcastArgs> broadcast_direct() {
       "shared memory: every member copies the root's input, read in place",
       "2α + Sβ  (1α when n·S <= 64 KiB)", [](const CallShape& s) {
         const double n = s.group_size, S = static_cast<double>(s.bytes);
-        return CostTerms{meetings(s, n * S, 2), S, 0};
+        return CostTerms{meetings(n * S, 2), S, 0};
       });
 }
 

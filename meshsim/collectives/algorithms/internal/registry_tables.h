@@ -19,7 +19,9 @@ namespace meshsim {
 
 struct RegistryEntry {
   Collective collective;
-  std::unique_ptr<AlgorithmInfo> info;  // an Algorithm<Args>
+  // An Algorithm<Args>; shared_ptr deletes it as what it is (AlgorithmInfo has
+  // no virtual destructor, so Algorithm stays an aggregate).
+  std::shared_ptr<AlgorithmInfo> info;
   // Runs the algorithm on flat Args of the collective's type (null for
   // direct, which front-ends run natively).
   std::function<void(Communicator&, const void* args)> run;

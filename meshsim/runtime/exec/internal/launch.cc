@@ -111,6 +111,7 @@ void Launch::fail(int device_id, std::exception_ptr error) {
 }
 
 void Launch::fail_and_settle(DeviceState& device, std::exception_ptr error) {
+  if (device.settled_early) return;  // the error was raised where it settled
   fail(device.id, std::move(error));
   device.settled_early = true;
   on_cancelled();
