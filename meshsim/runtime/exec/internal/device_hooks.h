@@ -11,6 +11,8 @@
 
 namespace meshsim {
 
+class RuntimeImpl;
+
 struct DeviceHooks {
   // This device's group over `axes` (and axis_index_groups). Cached per device:
   // a hit takes no lock and allocates nothing. group() and waiter() throw
@@ -19,6 +21,10 @@ struct DeviceHooks {
   static GroupRef group(DeviceContext& ctx, AxisNames axes,
                         const AxisIndexGroups& index_groups = {});
   static Waiter& waiter(DeviceContext& ctx);
+  // The runtime the device belongs to.
+  static RuntimeImpl& runtime(DeviceContext& ctx);
+  // Appends to the device's collective records of this launch (bounded).
+  static void record(DeviceContext& ctx, const CollectiveRecord& record);
   static DeviceState& device(DeviceContext& ctx) { return ctx.device_; }
 };
 

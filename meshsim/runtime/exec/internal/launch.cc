@@ -73,6 +73,8 @@ void Launch::run_device(int position) {
   device.idle_waiter.set_policy(WaitPolicy::idle_after(static_cast<int>(devices_.size())));
   device.waiter.attach(&aborted_, this);
   device.collectives_done.store(0, std::memory_order_relaxed);
+  device.records.clear();
+  device.records_dropped = 0;
   device.context.enter(*this, position);
   try {
     body_(device.context);
