@@ -31,7 +31,7 @@ Algorithm<BroadcastArgs> broadcast_binomial_tree() {
     return CostTerms{levels, levels * static_cast<double>(s.bytes), 0};
   };
   a.tunables = {{"segment_bytes", 256 << 10,
-                 "bytes forwarded per pipeline step (<= 0: the whole message in one)"}};
+                 "bytes forwarded per pipeline step, in whole 64-byte lines (<= 0: the whole message)"}};
   a.run = [](Communicator& comm, const BroadcastArgs& args) {
     const int n = comm.size();
     const size_t bytes = args.bytes;
@@ -44,8 +44,11 @@ Algorithm<BroadcastArgs> broadcast_binomial_tree() {
       source = static_cast<const std::byte*>(args.in);
       std::memcpy(out, source, bytes);
     }
+    // The Communicator's segments are whole cache lines (at least 64 bytes):
+    // a step of the same size is exactly one segment.
     const int64_t tunable = comm.tunable("segment_bytes");
-    const size_t segment = tunable <= 0 ? bytes : std::min(bytes, static_cast<size_t>(tunable));
+    const size_t segment =
+        tunable <= 0 ? bytes : std::min(bytes, std::max<size_t>(64, static_cast<size_t>(tunable) / 64 * 64));
     const int top = v == 0 ? 1 << detail::ceil_log2(n) : detail::lowest_bit(v);
     for (size_t offset = 0; offset < bytes; offset += segment) {
       const size_t len = std::min(segment, bytes - offset);
