@@ -1,15 +1,16 @@
 // all_gather Bruck (concatenation by doubling distances; any group size).
 //
 // Words: n = group size, r = rank, S = bytes of one member's block.
-// Work in `out` rotated by r: slot i holds block (r+i) mod n, slot 0 the own
-// block. Round k = 0..⌈log2 n⌉-1, d = 2^k: send slots [0, c) to r-d and
-// receive slots [d, d+c) from r+d, c = min(d, n-d) (one sendrecv: the
-// pattern is a cycle). After the rounds slots [0, n) are full; one in-place
-// rotation by r blocks puts block j at slot j.
-// Cost: ⌈log2 n⌉α + (n-1)·Sβ, plus a local rotation of n·S bytes.
+// Work in a scratch buffer rotated by r: slot i holds block (r+i) mod n,
+// slot 0 the own block. Round k = 0..⌈log2 n⌉-1, d = 2^k: send slots [0, c)
+// to r-d and receive slots [d, d+c) from r+d, c = min(d, n-d) (one sendrecv:
+// the pattern is a cycle). After the rounds slots [0, n) are full; two
+// copies put slot i at block (r+i) mod n of `out`.
+// Cost: ⌈log2 n⌉α + (n-1)·Sβ, plus a local copy of n·S bytes. Scratch: n·S.
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "meshsim/collectives/algorithms/internal/builtin.h"
 #include "meshsim/collectives/algorithms/internal/rank_math.h"
@@ -31,13 +32,17 @@ Algorithm<AllGatherArgs> all_gather_bruck() {
     const size_t b = args.bytes;
     auto* out = static_cast<std::byte*>(args.out);
     if (b == 0) return;
-    std::memcpy(out, args.in, b);
+    // Slots [0, c) are sent whole each round, so they must be contiguous:
+    // in `out` they would wrap around its end.
+    std::vector<std::byte> slots(n * b);
+    std::memcpy(slots.data(), args.in, b);
     for (int d = 1; d < n; d *= 2) {
       const size_t c = static_cast<size_t>(std::min(d, n - d));
-      comm.sendrecv(detail::mod(r - d, n), out, detail::mod(r + d, n), out + d * b, c * b);
+      comm.sendrecv(detail::mod(r - d, n), slots.data(), detail::mod(r + d, n),
+                    slots.data() + d * b, c * b);
     }
-    // Slot i holds block (r+i) mod n: rotate right by r blocks.
-    std::rotate(out, out + (n - r) * b, out + n * b);
+    std::memcpy(out + r * b, slots.data(), (n - r) * b);
+    std::memcpy(out, slots.data() + (n - r) * b, r * b);
   };
   return a;
 }
