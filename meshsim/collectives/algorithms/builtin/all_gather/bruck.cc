@@ -10,7 +10,7 @@
 
 #include <algorithm>
 #include <cstring>
-#include <vector>
+#include <memory>
 
 #include "meshsim/collectives/algorithms/internal/builtin.h"
 #include "meshsim/collectives/algorithms/internal/rank_math.h"
@@ -34,15 +34,15 @@ Algorithm<AllGatherArgs> all_gather_bruck() {
     if (b == 0) return;
     // Slots [0, c) are sent whole each round, so they must be contiguous:
     // in `out` they would wrap around its end.
-    std::vector<std::byte> slots(n * b);
-    std::memcpy(slots.data(), args.in, b);
+    const auto slots = std::make_unique_for_overwrite<std::byte[]>(n * b);
+    std::memcpy(slots.get(), args.in, b);
     for (int d = 1; d < n; d *= 2) {
       const size_t c = static_cast<size_t>(std::min(d, n - d));
-      comm.sendrecv(detail::mod(r - d, n), slots.data(), detail::mod(r + d, n),
-                    slots.data() + d * b, c * b);
+      comm.sendrecv(detail::mod(r - d, n), slots.get(), detail::mod(r + d, n),
+                    slots.get() + d * b, c * b);
     }
-    std::memcpy(out + r * b, slots.data(), (n - r) * b);
-    std::memcpy(out, slots.data() + (n - r) * b, r * b);
+    std::memcpy(out + r * b, slots.get(), (n - r) * b);
+    std::memcpy(out, slots.get() + (n - r) * b, r * b);
   };
   return a;
 }
