@@ -34,7 +34,8 @@ void check(const Case& c) {
   rt.launch(Mesh::make({{"x", n}}), [&](DeviceContext& ctx) {
     const int p = ctx.position();
     stacked[p] = all_gather(ctx, inputs[p], "x", AllGatherOptions{.algorithm = c.algorithm});
-    tiled[p] = all_gather(ctx, inputs[p], "x", AllGatherOptions{.tiled = true, .algorithm = c.algorithm});
+    tiled[p] =
+        all_gather(ctx, inputs[p], "x", AllGatherOptions{.tiled = true, .algorithm = c.algorithm});
     records[p] = algorithm_cases::last_record(ctx);
   });
   std::vector<reference::HostArray> host;
@@ -54,15 +55,14 @@ class AllGatherAlgorithmTest : public ::testing::TestWithParam<Case> {};
 
 TEST_P(AllGatherAlgorithmTest, MatchesReference) { check(GetParam()); }
 
-INSTANTIATE_TEST_SUITE_P(Builtin, AllGatherAlgorithmTest,
-                         ::testing::ValuesIn(algorithm_cases::cases(kAlgorithms, algorithm_cases::kSizes, allowed)),
-                         algorithm_cases::case_name);
+INSTANTIATE_TEST_SUITE_P(
+    Builtin, AllGatherAlgorithmTest,
+    ::testing::ValuesIn(algorithm_cases::cases(kAlgorithms, algorithm_cases::kSizes, allowed)),
+    algorithm_cases::case_name);
 
 class AllGatherAlgorithm64Test : public ::testing::TestWithParam<std::string> {};
 
-TEST_P(AllGatherAlgorithm64Test, MatchesReference) {
-  check({GetParam(), 64, 5, DType::kFloat32});
-}
+TEST_P(AllGatherAlgorithm64Test, MatchesReference) { check({GetParam(), 64, 5, DType::kFloat32}); }
 
 INSTANTIATE_TEST_SUITE_P(Builtin, AllGatherAlgorithm64Test, ::testing::ValuesIn(kAlgorithms),
                          [](const auto& info) { return info.param; });

@@ -32,7 +32,8 @@ void check(const Case& c) {
     const int p = ctx.position();
     tiled[p] = all_to_all(ctx, tiled_in[p], "x", 0, 0,
                           AllToAllOptions{.tiled = true, .algorithm = c.algorithm});
-    stacked[p] = all_to_all(ctx, stacked_in[p], "x", 0, 1, AllToAllOptions{.algorithm = c.algorithm});
+    stacked[p] =
+        all_to_all(ctx, stacked_in[p], "x", 0, 1, AllToAllOptions{.algorithm = c.algorithm});
     records[p] = algorithm_cases::last_record(ctx);
   });
   std::vector<reference::HostArray> host_tiled, host_stacked;
@@ -46,11 +47,12 @@ void check(const Case& c) {
     members_stacked.push_back(&host_stacked[p]);
   }
   for (int p = 0; p < n; ++p) {
-    EXPECT_EQ(reference::difference(reference::all_to_all(members_tiled, p, 0, 0, true), tiled[p]), "")
-        << "device " << p;
-    EXPECT_EQ(reference::difference(reference::all_to_all(members_stacked, p, 0, 1, false),
-                                    stacked[p]),
+    EXPECT_EQ(reference::difference(reference::all_to_all(members_tiled, p, 0, 0, true), tiled[p]),
               "")
+        << "device " << p;
+    EXPECT_EQ(
+        reference::difference(reference::all_to_all(members_stacked, p, 0, 1, false), stacked[p]),
+        "")
         << "device " << p;
     EXPECT_EQ(records[p], "all_to_all/" + c.algorithm + "/" + std::to_string(n)) << "device " << p;
   }

@@ -70,9 +70,8 @@ void check_record(int n) {
   rt.launch(Mesh::make({{"x", n}}), [&](DeviceContext& ctx) {
     barrier(ctx, "x", {}, "dissemination");
     const auto record = ctx.collective_records().back();
-    records[ctx.position()] = std::string(record.collective) + "/" +
-                              std::string(record.algorithm) + "/" +
-                              std::to_string(record.group_size);
+    records[ctx.position()] = std::string(record.collective) + "/" + std::string(record.algorithm) +
+                              "/" + std::to_string(record.group_size);
   });
   for (int p = 0; p < n; ++p) {
     EXPECT_EQ(records[p], "barrier/dissemination/" + std::to_string(n)) << "device " << p;

@@ -48,11 +48,11 @@ TEST_P(BroadcastAlgorithmTest, EveryMemberGetsTheSourceInput) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Builtin, BroadcastAlgorithmTest,
-                         ::testing::ValuesIn(algorithm_cases::cases(
-                             kAlgorithms, {{0, DType::kInt32},
-                                           {1, DType::kInt32},
-                                           {13, DType::kUInt8},
-                                           {40, DType::kUInt8}})),
+                         ::testing::ValuesIn(algorithm_cases::cases(kAlgorithms,
+                                                                    {{0, DType::kInt32},
+                                                                     {1, DType::kInt32},
+                                                                     {13, DType::kUInt8},
+                                                                     {40, DType::kUInt8}})),
                          algorithm_cases::case_name);
 
 class BroadcastAlgorithm64Test : public ::testing::TestWithParam<std::string> {};

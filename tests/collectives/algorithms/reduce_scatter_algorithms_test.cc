@@ -56,11 +56,13 @@ class ReduceScatterAlgorithmTest : public ::testing::TestWithParam<Case> {};
 
 TEST_P(ReduceScatterAlgorithmTest, MatchesReference) { check(GetParam()); }
 
-INSTANTIATE_TEST_SUITE_P(
-    Builtin, ReduceScatterAlgorithmTest,
-    ::testing::ValuesIn(algorithm_cases::cases(
-        kAlgorithms, {{0, DType::kInt32}, {1, DType::kInt32}, {3, DType::kInt64}, {5, DType::kFloat32}})),
-    algorithm_cases::case_name);
+INSTANTIATE_TEST_SUITE_P(Builtin, ReduceScatterAlgorithmTest,
+                         ::testing::ValuesIn(algorithm_cases::cases(kAlgorithms,
+                                                                    {{0, DType::kInt32},
+                                                                     {1, DType::kInt32},
+                                                                     {3, DType::kInt64},
+                                                                     {5, DType::kFloat32}})),
+                         algorithm_cases::case_name);
 
 class ReduceScatterAlgorithm64Test : public ::testing::TestWithParam<std::string> {};
 

@@ -38,8 +38,8 @@ Algorithm<AllGatherArgs> all_gather_bruck() {
     std::memcpy(slots.get(), args.in, b);
     for (int d = 1; d < n; d *= 2) {
       const size_t c = static_cast<size_t>(std::min(d, n - d));
-      comm.sendrecv(detail::mod(r - d, n), slots.get(), detail::mod(r + d, n),
-                    slots.get() + d * b, c * b);
+      comm.sendrecv(detail::mod(r - d, n), slots.get(), detail::mod(r + d, n), slots.get() + d * b,
+                    c * b);
     }
     std::memcpy(out + r * b, slots.get(), (n - r) * b);
     std::memcpy(out, slots.get() + (n - r) * b, r * b);

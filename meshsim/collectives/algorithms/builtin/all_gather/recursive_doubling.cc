@@ -52,7 +52,8 @@ void exchange(Communicator& comm, int peer, const std::byte* send_data, size_t s
 Algorithm<AllGatherArgs> all_gather_recursive_doubling() {
   Algorithm<AllGatherArgs> a;
   a.name = "recursive_doubling";
-  a.description = "log2 n rounds exchanging all held blocks with rank ^ 2^k; fold/unfold for other n";
+  a.description =
+      "log2 n rounds exchanging all held blocks with rank ^ 2^k; fold/unfold for other n";
   a.cost_formula = "log2(n)α + (n-1)·Sβ; non-power-of-two n: (⌊log2 n⌋+2)α + (2n-1)·Sβ";
   a.cost = [](const CallShape& s) {
     const int n = s.group_size;

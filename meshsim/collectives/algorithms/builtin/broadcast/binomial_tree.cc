@@ -30,8 +30,9 @@ Algorithm<BroadcastArgs> broadcast_binomial_tree() {
     const double levels = detail::ceil_log2(s.group_size);
     return CostTerms{levels, levels * static_cast<double>(s.bytes), 0};
   };
-  a.tunables = {{"segment_bytes", 256 << 10,
-                 "bytes forwarded per pipeline step, in whole 64-byte lines (<= 0: the whole message)"}};
+  a.tunables = {
+      {"segment_bytes", 256 << 10,
+       "bytes forwarded per pipeline step, in whole 64-byte lines (<= 0: the whole message)"}};
   a.run = [](Communicator& comm, const BroadcastArgs& args) {
     const int n = comm.size();
     const size_t bytes = args.bytes;
@@ -48,7 +49,9 @@ Algorithm<BroadcastArgs> broadcast_binomial_tree() {
     // a step of the same size is exactly one segment.
     const int64_t tunable = comm.tunable("segment_bytes");
     const size_t segment =
-        tunable <= 0 ? bytes : std::min(bytes, std::max<size_t>(64, static_cast<size_t>(tunable) / 64 * 64));
+        tunable <= 0
+            ? bytes
+            : std::min(bytes, std::max<size_t>(64, static_cast<size_t>(tunable) / 64 * 64));
     const int top = v == 0 ? 1 << detail::ceil_log2(n) : detail::lowest_bit(v);
     for (size_t offset = 0; offset < bytes; offset += segment) {
       const size_t len = std::min(segment, bytes - offset);

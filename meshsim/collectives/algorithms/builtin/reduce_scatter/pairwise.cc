@@ -36,8 +36,8 @@ Algorithm<ReduceScatterArgs> reduce_scatter_pairwise() {
     std::memcpy(args.out, in + r * b, b);
     for (int k = 1; k < n; ++k) {
       const int to = detail::mod(r + k, n);
-      comm.sendrecv_reduce(to, in + to * b, detail::mod(r - k, n), args.out, args.count,
-                           args.dtype, args.op);
+      comm.sendrecv_reduce(to, in + to * b, detail::mod(r - k, n), args.out, args.count, args.dtype,
+                           args.op);
     }
   };
   return a;

@@ -22,7 +22,8 @@ namespace meshsim::builtin {
 Algorithm<ReduceScatterArgs> reduce_scatter_ring() {
   Algorithm<ReduceScatterArgs> a;
   a.name = "ring";
-  a.description = "n-1 steps around the ring, each adding the own block to the partial sum passed on";
+  a.description =
+      "n-1 steps around the ring, each adding the own block to the partial sum passed on";
   a.cost_formula = "(n-1)α + (n-1)/n·Sβ + (n-1)/n·Sγ";
   a.cost = [](const CallShape& s) {
     const double n = s.group_size;
