@@ -4,7 +4,10 @@
 namespace meshsim {
 
 void register_all_gather_algorithms(AlgorithmRegistry& registry) {
-  (void)registry;
+  registry.add_builtin(builtin::all_gather_ring());
+  registry.add_builtin(builtin::all_gather_recursive_doubling());
+  registry.add_builtin(builtin::all_gather_bruck());
+  registry.add_builtin(builtin::all_gather_neighbor_exchange());
 }
 
 }  // namespace meshsim

@@ -4,7 +4,9 @@
 namespace meshsim {
 
 void register_all_to_all_algorithms(AlgorithmRegistry& registry) {
-  (void)registry;
+  registry.add_builtin(builtin::all_to_all_pairwise());
+  registry.add_builtin(builtin::all_to_all_bruck());
+  registry.add_builtin(builtin::all_to_all_linear());
 }
 
 }  // namespace meshsim

@@ -4,7 +4,7 @@
 namespace meshsim {
 
 void register_barrier_algorithms(AlgorithmRegistry& registry) {
-  (void)registry;
+  registry.add_builtin(builtin::barrier_dissemination());
 }
 
 }  // namespace meshsim

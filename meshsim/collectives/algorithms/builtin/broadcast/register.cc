@@ -4,7 +4,8 @@
 namespace meshsim {
 
 void register_broadcast_algorithms(AlgorithmRegistry& registry) {
-  (void)registry;
+  registry.add_builtin(builtin::broadcast_binomial_tree());
+  registry.add_builtin(builtin::broadcast_scatter_allgather());
 }
 
 }  // namespace meshsim

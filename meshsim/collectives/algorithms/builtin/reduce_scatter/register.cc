@@ -4,7 +4,9 @@
 namespace meshsim {
 
 void register_reduce_scatter_algorithms(AlgorithmRegistry& registry) {
-  (void)registry;
+  registry.add_builtin(builtin::reduce_scatter_ring());
+  registry.add_builtin(builtin::reduce_scatter_recursive_halving());
+  registry.add_builtin(builtin::reduce_scatter_pairwise());
 }
 
 }  // namespace meshsim
