@@ -144,7 +144,7 @@ double unit_roundoff(DType dtype) {
 }
 
 std::vector<DType> dtypes_of(const MeshCase& c) {
-  if (c.few_dtypes) return {DType::kInt8, DType::kInt32, DType::kFloat32, DType::kBFloat16};
+  if (c.few_dtypes) return {DType::kInt32, DType::kBFloat16};
   return {kAllDTypes.begin(), kAllDTypes.end()};
 }
 
@@ -166,11 +166,12 @@ std::vector<Call> calls_of(Collective collective, const MeshCase& c, int n) {
     call.seed = seed++;
     calls.push_back(std::move(call));
   };
-  // all_reduce: n chunks of 64+ elements; the others: blocks of 519 elements
-  // per member (4 to 65 segments by dtype), and all_to_all's n blocks of 67+.
-  const std::vector<int64_t> counts = counts_of(n, 64 * std::max(n, 8) + 7);
+  // all_reduce: n chunks of 64+ elements (4 on 64 devices, to keep them
+  // cheap); the others: blocks of 519 elements per member (4 to 65 segments
+  // by dtype), and all_to_all's n blocks of 67+ (7 on 64 devices).
+  const std::vector<int64_t> counts = counts_of(n, (n < 64 ? 64 * std::max(n, 8) : 4 * n) + 7);
   const std::vector<int64_t> block_counts = counts_of(n, 64 * 8 + 7);
-  const int64_t big_block = 64 * std::max(n, 8) / n + 3;
+  const int64_t big_block = (n < 64 ? 64 * std::max(n, 8) / n : 4) + 3;
   for (DType dtype : dtypes_of(c)) {
     switch (collective) {
       case Collective::kAllReduce:
