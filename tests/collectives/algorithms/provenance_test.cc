@@ -182,7 +182,8 @@ TEST_P(AlgorithmProvenanceTest, PmaxPminFindTheOneHolder) {
             })) {
           continue;
         }
-        const auto out = y.astype(DType::kFloat64).span<double>();
+        const Array y64 = y.astype(DType::kFloat64);
+        const auto out = y64.span<double>();
         for (int64_t i = 0; i < count; ++i) {
           const double want = static_cast<double>(128 * (i % 4096) + (max ? n - 1 : 0));
           if (out[i] != want) {
