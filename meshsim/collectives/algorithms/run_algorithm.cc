@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "meshsim/collectives/algorithms/internal/communicator_state.h"
+#include "meshsim/runtime/exec/errors.h"
 #include "meshsim/runtime/exec/internal/device_hooks.h"
 
 namespace meshsim {
@@ -27,8 +28,19 @@ void run_algorithm_erased(Meeting& meeting, const AlgorithmChoice& choice, Colle
     }
   }
   Communicator comm(std::move(state));
-  choice.entry->run(comm, args);
-  comm.wait_sends();
+  try {
+    choice.entry->run(comm, args);
+    comm.wait_sends();
+  } catch (const CancelledError&) {
+    if (DeviceHooks::waiter(meeting.context()).cancelled()) throw;  // settled already
+    DeviceHooks::fail_and_settle(meeting.context(), std::current_exception());
+    throw;
+  } catch (...) {
+    // Peers may be reading this member's posted buffers in place, or be
+    // about to: nothing is freed until every device has stopped.
+    DeviceHooks::fail_and_settle(meeting.context(), std::current_exception());
+    throw;
+  }
 }
 
 CallShape call_shape(const Meeting& meeting, Collective collective, size_t bytes, int64_t count,

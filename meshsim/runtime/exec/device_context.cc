@@ -80,6 +80,10 @@ void DeviceHooks::record(DeviceContext& ctx, const CollectiveRecord& record) {
   }
 }
 
+void DeviceHooks::fail_and_settle(DeviceContext& ctx, std::exception_ptr error) {
+  ctx.launch_->fail_and_settle(ctx.device_, std::move(error));
+}
+
 RuntimeImpl& DeviceHooks::runtime(DeviceContext& ctx) { return ctx.device_.runtime; }
 
 Waiter& DeviceHooks::waiter(DeviceContext& ctx) {

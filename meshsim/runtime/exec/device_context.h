@@ -45,7 +45,7 @@ class DeviceContext {
   // front-end, algorithm, what chose it (at most kMaxCollectiveRecords; later
   // calls are only counted in dropped_collective_records()). The strings stay
   // valid as long as the Runtime.
-  static constexpr size_t kMaxCollectiveRecords = 4096;
+  static constexpr size_t kMaxCollectiveRecords = 1024;
   std::span<const CollectiveRecord> collective_records() const;
   size_t dropped_collective_records() const;
 

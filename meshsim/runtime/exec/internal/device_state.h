@@ -46,6 +46,8 @@ struct alignas(64) DeviceState {
   std::atomic<const char*> current_op{nullptr};
   std::atomic<const Rendezvous*> current_group{nullptr};
   std::atomic<uint64_t> collectives_done{0};
+  // Set when the device settled before its body ended (Launch::fail_and_settle).
+  bool settled_early = false;
   // What the device's collectives ran in the current launch (cleared when it
   // starts; capacity kept, so recording allocates only in a first launch).
   std::vector<CollectiveRecord> records;
