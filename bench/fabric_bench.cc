@@ -61,18 +61,23 @@ void pair_all_reduce(Communicator& comm, const AllReduceArgs& args) {
   reduce_elements(args.op, args.dtype, args.out, peer_in.data(), args.count);
 }
 
+constexpr int64_t kDefaultRoundTrips = 1000;
+
 // Rank 0 throws an 8-byte counter, rank 1 echoes it: one untimed round trip
 // (both members are in the call), then `round_trips` timed ones.
 Algorithm<AllReduceArgs> pingpong(ProbeResult* result) {
   Algorithm<AllReduceArgs> a;
   a.name = "pingpong";
   a.description = "probe: 8-byte round trips between ranks 0 and 1, then a pairwise all-reduce";
-  a.cost_formula = "(2K+1)α + Sβ + Sγ";
+  // The cost sees no tunable: K at its default.
+  a.cost_formula = "(2K+3)α + Sβ + Sγ, K = round_trips";
   a.cost = [](const CallShape& s) {
-    return CostTerms{.latency = 3, .bytes = double(s.bytes), .reduced_bytes = double(s.bytes)};
+    return CostTerms{.latency = 2 * kDefaultRoundTrips + 3.0,
+                     .bytes = static_cast<double>(s.bytes),
+                     .reduced_bytes = static_cast<double>(s.bytes)};
   };
   a.check = pair_only;
-  a.tunables = {{"round_trips", 1000, "K: timed round trips per call"}};
+  a.tunables = {{"round_trips", kDefaultRoundTrips, "K: timed round trips per call"}};
   a.run = [result](Communicator& comm, const AllReduceArgs& args) {
     const int64_t trips = comm.tunable("round_trips");
     const int peer = 1 - comm.rank();
@@ -106,8 +111,13 @@ Algorithm<AllReduceArgs> stream(ProbeResult* result) {
   Algorithm<AllReduceArgs> a;
   a.name = "stream";
   a.description = "probe: rank 0's input to rank 1, repeated, then a pairwise all-reduce";
-  a.cost_formula = "Rα + R·Sβ";
-  a.cost = [](const CallShape& s) { return CostTerms{.latency = 1, .bytes = double(s.bytes)}; };
+  // The cost sees no tunable: R at its default.
+  a.cost_formula = "(R+1)α + (R+1)·Sβ + Sγ, R = repeats";
+  a.cost = [](const CallShape& s) {
+    return CostTerms{.latency = 2,
+                     .bytes = 2 * static_cast<double>(s.bytes),
+                     .reduced_bytes = static_cast<double>(s.bytes)};
+  };
   a.check = pair_only;
   a.tunables = {{"segment_bytes", int64_t{1} << 20, "bytes per link descriptor"},
                 {"repeats", 1, "R: timed transfers per call"}};
