@@ -8,8 +8,8 @@
 //   bytes [vs_memcpy >= 0.8].
 // - BM_RingVsDirect, all-reduce of 16 MiB float32 on 8 devices: the ring's
 //   busbw against direct's [vs_direct >= 0.5].
-// Run with repetitions for medians, e.g.
-//   meshsim_bench_fabric --benchmark_repetitions=9 --benchmark_report_aggregates_only=true
+// Each runs 5 repetitions and reports only their aggregates: read the
+// median rows (the counters too are medians over the repetitions).
 //
 // Timing method. The link probes are algorithms registered on the
 // benchmark's own runtime ("pingpong", "stream": all_reduce algorithms, so a
