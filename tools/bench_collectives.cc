@@ -12,8 +12,6 @@
 namespace meshsim::cli {
 namespace {
 
-constexpr std::string_view kDirectOnly[] = {"direct"};
-
 int group_size(const DeviceGroups& groups) { return static_cast<int>(groups.members[0].size()); }
 int num_positions(const DeviceGroups& groups) { return static_cast<int>(groups.group_of.size()); }
 
@@ -38,6 +36,11 @@ Workload single_input(const BenchParams& params, const std::vector<Array>& input
   return work;
 }
 
+int64_t whole(int64_t elements, int) { return elements; }
+int64_t one_block(int64_t elements, int n) { return elements / n; }
+int64_t n_blocks(int64_t elements, int n) { return elements / n * n; }
+int64_t one_element(int64_t, int) { return 1; }
+
 double all_reduce_factor(int n) { return 2.0 * (n - 1) / n; }
 double spread_factor(int n) { return static_cast<double>(n - 1) / n; }
 double unit_factor(int) { return 1.0; }
@@ -58,17 +61,18 @@ Workload prepare_all_reduce(const BenchParams& params, const DeviceGroups& group
   return work;
 }
 
-Array run_all_reduce(DeviceContext& ctx, const Workload& work, int position, AxisNames axes) {
+Array run_all_reduce(DeviceContext& ctx, const Workload& work, int position, AxisNames axes,
+                     std::string_view algorithm) {
   const Array& x = work.args[position][0];
   switch (work.op) {
     case ReduceOp::kMax:
-      return pmax(ctx, x, axes);
+      return pmax(ctx, x, axes, {}, algorithm);
     case ReduceOp::kMin:
-      return pmin(ctx, x, axes);
+      return pmin(ctx, x, axes, {}, algorithm);
     case ReduceOp::kSum:
       break;
   }
-  return psum(ctx, x, axes);
+  return psum(ctx, x, axes, {}, algorithm);
 }
 
 // --- all_gather, tiled along dim 0: count = c / n per device in, n times
@@ -85,9 +89,11 @@ Workload prepare_all_gather(const BenchParams& params, const DeviceGroups& group
   return work;
 }
 
-Array run_all_gather(DeviceContext& ctx, const Workload& work, int position, AxisNames axes) {
+Array run_all_gather(DeviceContext& ctx, const Workload& work, int position, AxisNames axes,
+                     std::string_view algorithm) {
   AllGatherOptions tiled;
   tiled.tiled = true;
+  tiled.algorithm = algorithm;
   return all_gather(ctx, work.args[position][0], axes, tiled);
 }
 
@@ -106,9 +112,11 @@ Workload prepare_reduce_scatter(const BenchParams& params, const DeviceGroups& g
   return work;
 }
 
-Array run_reduce_scatter(DeviceContext& ctx, const Workload& work, int position, AxisNames axes) {
+Array run_reduce_scatter(DeviceContext& ctx, const Workload& work, int position, AxisNames axes,
+                         std::string_view algorithm) {
   PsumScatterOptions tiled;
   tiled.tiled = true;
+  tiled.algorithm = algorithm;
   return psum_scatter(ctx, work.args[position][0], axes, tiled);
 }
 
@@ -126,9 +134,11 @@ Workload prepare_all_to_all(const BenchParams& params, const DeviceGroups& group
   return work;
 }
 
-Array run_all_to_all(DeviceContext& ctx, const Workload& work, int position, AxisNames axes) {
+Array run_all_to_all(DeviceContext& ctx, const Workload& work, int position, AxisNames axes,
+                     std::string_view algorithm) {
   AllToAllOptions tiled;
   tiled.tiled = true;
+  tiled.algorithm = algorithm;
   return all_to_all(ctx, work.args[position][0], axes, 0, 0, tiled);
 }
 
@@ -146,7 +156,8 @@ Workload prepare_ppermute(const BenchParams& params, const DeviceGroups& groups,
   return work;
 }
 
-Array run_ppermute(DeviceContext& ctx, const Workload& work, int position, AxisNames axes) {
+Array run_ppermute(DeviceContext& ctx, const Workload& work, int position, AxisNames axes,
+                   std::string_view) {
   return ppermute(ctx, work.args[position][0], axes, work.perm);
 }
 
@@ -164,8 +175,9 @@ Workload prepare_pbroadcast(const BenchParams& params, const DeviceGroups& group
   return work;
 }
 
-Array run_pbroadcast(DeviceContext& ctx, const Workload& work, int position, AxisNames axes) {
-  return pbroadcast(ctx, work.args[position][0], axes, work.root);
+Array run_pbroadcast(DeviceContext& ctx, const Workload& work, int position, AxisNames axes,
+                     std::string_view algorithm) {
+  return pbroadcast(ctx, work.args[position][0], axes, work.root, algorithm);
 }
 
 // --- ragged_all_to_all: every device sends and receives n * (c / n) rows,
@@ -206,7 +218,8 @@ Workload prepare_ragged(const BenchParams& params, const DeviceGroups& groups, s
   return work;
 }
 
-Array run_ragged(DeviceContext& ctx, const Workload& work, int position, AxisNames axes) {
+Array run_ragged(DeviceContext& ctx, const Workload& work, int position, AxisNames axes,
+                 std::string_view) {
   const std::vector<Array>& a = work.args[position];
   return ragged_all_to_all(ctx, a[0], a[1], a[2], a[3], a[4], a[5], axes);
 }
@@ -224,7 +237,8 @@ Workload prepare_barrier(const BenchParams&, const DeviceGroups& groups, size_t,
   return work;
 }
 
-Array run_barrier(DeviceContext& ctx, const Workload& work, int position, AxisNames axes) {
+Array run_barrier(DeviceContext& ctx, const Workload& work, int position, AxisNames axes,
+                  std::string_view) {
   return psum(ctx, work.args[position][0], axes);
 }
 
@@ -233,49 +247,57 @@ Array run_barrier(DeviceContext& ctx, const Workload& work, int position, AxisNa
 const Collective kCollectives[] = {
     {.name = "all_reduce", .alias = "psum",
      .summary = "psum / pmax / pmin (--op) of c elements",
-     .reduces = Reduces::kAll, .rooted = false, .sweeps = true, .algorithms = kDirectOnly,
+     .reduces = Reduces::kAll, .rooted = false, .sweeps = true,
+     .kind = meshsim::Collective::kAllReduce, .input_count = whole,
      .bus_factor = all_reduce_factor, .bus_formula = "2(n-1)/n",
      .floor_bytes = floor_two_pass, .floor_formula = "2*N*S",
      .prepare = prepare_all_reduce, .run = run_all_reduce},
     {.name = "all_gather", .alias = "",
      .summary = "tiled all_gather of c/n elements per device",
-     .reduces = Reduces::kNo, .rooted = false, .sweeps = true, .algorithms = kDirectOnly,
+     .reduces = Reduces::kNo, .rooted = false, .sweeps = true,
+     .kind = meshsim::Collective::kAllGather, .input_count = one_block,
      .bus_factor = spread_factor, .bus_formula = "(n-1)/n",
      .floor_bytes = floor_one_pass, .floor_formula = "N*S",
      .prepare = prepare_all_gather, .run = run_all_gather},
     {.name = "reduce_scatter", .alias = "psum_scatter",
      .summary = "tiled psum_scatter of n*(c/n) elements (sum only)",
-     .reduces = Reduces::kSumOnly, .rooted = false, .sweeps = true, .algorithms = kDirectOnly,
+     .reduces = Reduces::kSumOnly, .rooted = false, .sweeps = true,
+     .kind = meshsim::Collective::kReduceScatter, .input_count = n_blocks,
      .bus_factor = spread_factor, .bus_formula = "(n-1)/n",
      .floor_bytes = floor_one_pass, .floor_formula = "N*S",
      .prepare = prepare_reduce_scatter, .run = run_reduce_scatter},
     {.name = "all_to_all", .alias = "",
      .summary = "tiled all_to_all of n*(c/n) elements",
-     .reduces = Reduces::kNo, .rooted = false, .sweeps = true, .algorithms = kDirectOnly,
+     .reduces = Reduces::kNo, .rooted = false, .sweeps = true,
+     .kind = meshsim::Collective::kAllToAll, .input_count = n_blocks,
      .bus_factor = spread_factor, .bus_formula = "(n-1)/n",
      .floor_bytes = floor_one_pass, .floor_formula = "N*S",
      .prepare = prepare_all_to_all, .run = run_all_to_all},
     {.name = "ppermute", .alias = "",
      .summary = "ring shift i -> i+1 of c elements",
-     .reduces = Reduces::kNo, .rooted = false, .sweeps = true, .algorithms = kDirectOnly,
+     .reduces = Reduces::kNo, .rooted = false, .sweeps = true,
+     .kind = std::nullopt, .input_count = whole,
      .bus_factor = unit_factor, .bus_formula = "1",
      .floor_bytes = floor_zero_copy, .floor_formula = "0 (zero-copy)",
      .prepare = prepare_ppermute, .run = run_ppermute},
     {.name = "pbroadcast", .alias = "",
      .summary = "broadcast of c elements from rank --root",
-     .reduces = Reduces::kNo, .rooted = true, .sweeps = true, .algorithms = kDirectOnly,
+     .reduces = Reduces::kNo, .rooted = true, .sweeps = true,
+     .kind = meshsim::Collective::kBroadcast, .input_count = whole,
      .bus_factor = unit_factor, .bus_formula = "1",
      .floor_bytes = floor_zero_copy, .floor_formula = "0 (zero-copy)",
      .prepare = prepare_pbroadcast, .run = run_pbroadcast},
     {.name = "ragged_all_to_all", .alias = "",
      .summary = "n*(c/n) rows split between peers by seeded random sizes (--seed)",
-     .reduces = Reduces::kNo, .rooted = false, .sweeps = true, .algorithms = kDirectOnly,
+     .reduces = Reduces::kNo, .rooted = false, .sweeps = true,
+     .kind = std::nullopt, .input_count = n_blocks,
      .bus_factor = spread_factor, .bus_formula = "(n-1)/n",
      .floor_bytes = floor_one_pass, .floor_formula = "N*S",
      .prepare = prepare_ragged, .run = run_ragged},
     {.name = "barrier", .alias = "",
      .summary = "psum of one int32 per device (one row; -b/-e/-f/--dtype ignored)",
-     .reduces = Reduces::kNo, .rooted = false, .sweeps = false, .algorithms = kDirectOnly,
+     .reduces = Reduces::kNo, .rooted = false, .sweeps = false,
+     .kind = std::nullopt, .input_count = one_element,
      .bus_factor = all_reduce_factor, .bus_formula = "2(n-1)/n",
      .floor_bytes = floor_zero_copy, .floor_formula = "0",
      .prepare = prepare_barrier, .run = run_barrier},
@@ -291,6 +313,18 @@ const Collective* find_collective(std::string_view name) {
     if (c.name == name || (!c.alias.empty() && c.alias == name)) return &c;
   }
   return nullptr;
+}
+
+CallShape call_shape(const Collective& collective, const BenchParams& params, int n,
+                     int num_axes, size_t bytes) {
+  const int64_t count =
+      collective.input_count(static_cast<int64_t>(bytes / dtype_size(params.dtype)), n);
+  return {.collective = *collective.kind,
+          .group_size = n,
+          .bytes = static_cast<size_t>(count) * dtype_size(params.dtype),
+          .count = count,
+          .op = params.op,
+          .num_axes = num_axes};
 }
 
 Bandwidth bandwidth(const Collective& collective, size_t size, double seconds, int n) {

@@ -13,11 +13,13 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "meshsim/collectives/algorithms/algorithm.h"
 #include "meshsim/collectives/internal/reduction.h"
 #include "meshsim/mesh/axis_groups.h"
 #include "meshsim/runtime/array/array.h"
@@ -62,8 +64,14 @@ struct Collective {
   std::string_view summary;  // one line for --help
   Reduces reduces = Reduces::kNo;
   bool rooted = false;                           // reports --root in the root column
-  bool sweeps = true;                            // false: one fixed size, -b/-e/-f ignored
-  std::span<const std::string_view> algorithms;  // what --algo accepts
+  bool sweeps = true;  // false: one fixed size, -b/-e/-f ignored
+  // The registry's collective whose algorithms --algo chooses from; none:
+  // only "direct" (the front-end takes no algorithm).
+  std::optional<meshsim::Collective> kind;
+  // Elements of one device's input for `elements` = a sweep size / dtype
+  // bytes in groups of n: what the registry's CallShape counts (prepare
+  // rounds the same way).
+  int64_t (*input_count)(int64_t elements, int n) = nullptr;
   // busbw = algbw * bus_factor(n) (nccl-tests' correction).
   double (*bus_factor)(int n) = nullptr;
   std::string_view bus_formula;  // as --help prints it
@@ -75,14 +83,22 @@ struct Collective {
   // size holds no element per device (the row is skipped).
   Workload (*prepare)(const BenchParams& params, const DeviceGroups& groups, size_t bytes,
                       bool with_expected) = nullptr;
-  // One call of the collective on one device.
-  Array (*run)(DeviceContext& ctx, const Workload& work, int position, AxisNames axes) = nullptr;
+  // One call of the collective on one device with `algorithm` (a registered
+  // name or "auto"; ignored when `kind` is none).
+  Array (*run)(DeviceContext& ctx, const Workload& work, int position, AxisNames axes,
+               std::string_view algorithm) = nullptr;
 };
 
 // Every collective, in --help order.
 std::span<const Collective> collectives();
 // By name or alias; nullptr if there is none.
 const Collective* find_collective(std::string_view name);
+
+// The call the registry sees when `collective` (which must have a kind) runs at a
+// sweep size of `bytes` with `params` over groups of n devices spanning
+// `num_axes` axes.
+CallShape call_shape(const Collective& collective, const BenchParams& params, int n,
+                     int num_axes, size_t bytes);
 
 // algbw = size / seconds and busbw = algbw * bus_factor(n), in GB/s (1e9 B/s),
 // as nccl-tests computes them.

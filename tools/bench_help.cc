@@ -56,6 +56,22 @@ Columns (nccl-tests conventions; one row per size, sizes -b, -b*f, ... <= -e):
   #wrong  with --check: elements whose bits differ from the reference, over
           all devices and all calls of the size; N/A without --check.
   med     us per call: the median over devices.
+  algorithm, chosen by
+          what ran and the rule that chose it (the call's --algo, a
+          MESHSIM_ALGO rule, a runtime rule, or the default), as mesh
+          position 0 recorded its first call of the size.
+
+Algorithms (`meshsim algorithms` lists them with their preconditions, costs
+and tunables): --algo NAME forces one (the run fails if its preconditions
+do not hold at a size); --algo auto takes the least
+modelled cost per call; without --algo the runtime chooses (MESHSIM_ALGO,
+else direct). --algo all runs, at each size, every algorithm applicable to
+it, one launch each on the same inputs, and prints them side by side: the
+size columns once, then time and busbw per algorithm ("-" where one does not
+apply), then #wrong over all of them (--check checks every algorithm's every
+call); the summary names any algorithm with wrong elements and gives each
+one's mean busbw. csv and json write one record per size and algorithm.
+ppermute, ragged_all_to_all and barrier run direct only.
 
 Reference and floors: before the sweep the header measures a memcpy of
 N*S_max bytes (S_max = -e rounded down to the sweep; at most 512 MiB) with 2
@@ -102,6 +118,7 @@ failed (timeout, error); 2 for a bad command line.
 Examples:
   meshsim bench all_reduce --mesh 8 -b 8 -e 64M -f 4 --check
   meshsim bench all_gather --mesh x=4,y=2 --axes y --dtype bf16 --format csv
+  meshsim bench all_reduce --mesh 8 --algo all -b 8 -e 64M -f 8 --check
 )";
   return out;
 }

@@ -8,9 +8,11 @@
 #include <optional>
 #include <string>
 
+#include "meshsim/collectives/algorithms/registry.h"
 #include "meshsim/mesh/axis_groups.h"
 #include "meshsim/mesh/error.h"
 #include "meshsim/runtime/array/dtype.h"
+#include "meshsim/runtime/exec/runtime.h"
 #include "tools/bench_help.h"
 #include "tools/cli_parse.h"
 
@@ -48,6 +50,17 @@ OutputFormat parse_format(std::string_view text) {
 }
 
 }  // namespace
+
+std::vector<std::string> algorithm_choices(const Collective& collective) {
+  if (!collective.kind) return {"direct"};
+  Runtime fresh;  // starts no device; only its registry is read
+  std::vector<std::string> names;
+  for (const AlgorithmInfo* info : algorithm_registry(fresh).list(*collective.kind)) {
+    names.push_back(info->name);
+  }
+  names.insert(names.end(), {"auto", "all"});
+  return names;
+}
 
 int BenchOptions::group_size() const { return axis_size(mesh.abstract_mesh(), axes); }
 
@@ -120,8 +133,10 @@ BenchCommand::BenchCommand(CLI::App& bench) {
   bench.add_flag("--check", check_,
                  "Compare every result of every call with a sequential reference; count "
                  "wrong elements");
-  bench.add_option("--algo", algo_, "Algorithm: direct (the only one registered so far)")
-      ->capture_default_str();
+  bench.add_option("--algo", algo_,
+                   "Algorithm: a name `meshsim algorithms` lists for the collective, auto (least "
+                   "modelled cost), or all (every applicable one, side by side); default: the "
+                   "runtime's choice (MESHSIM_ALGO, else direct)");
   bench.add_option("--format", format_, "Output: table, json or csv")->capture_default_str();
   bench.add_option("--timeout-ms", timeout_ms_, "Launch timeout in ms (0: none)")
       ->capture_default_str();
@@ -166,9 +181,10 @@ BenchOptions BenchCommand::options() const {
   o.warmup = warmup_;
   o.check = check_;
 
-  if (std::find(c.algorithms.begin(), c.algorithms.end(), algo_) == c.algorithms.end()) {
+  const std::vector<std::string> choices = algorithm_choices(c);
+  if (!algo_.empty() && std::find(choices.begin(), choices.end(), algo_) == choices.end()) {
     std::string known;
-    for (std::string_view a : c.algorithms) known += (known.empty() ? "" : ", ") + std::string(a);
+    for (const std::string& a : choices) known += (known.empty() ? "" : ", ") + a;
     throw bad_value("--algo", algo_,
                     "not an algorithm of " + std::string(c.name) + "; available: " + known);
   }

@@ -35,7 +35,9 @@ struct BenchOptions {
   int iters = 20;
   int warmup = 5;
   bool check = false;
-  std::string algo = "direct";
+  // A registered name, "auto", "all" (every applicable algorithm, side by
+  // side), or "" for the runtime's choice (MESHSIM_ALGO, else direct).
+  std::string algo;
   OutputFormat format = OutputFormat::kTable;
   std::chrono::milliseconds timeout{60000};
 
@@ -46,6 +48,10 @@ struct BenchOptions {
 // "8", "512K", "64M", "2G" (K = 1024, as nccl-tests; k, m, g too). `option`
 // names the option in the error for anything else, or a value past 2^63.
 size_t parse_bytes(std::string_view text, std::string_view option);
+// What --algo accepts for `collective`: the algorithms a fresh runtime's
+// registry lists for its kind, then "auto" and "all"; just "direct" for a
+// collective without a kind.
+std::vector<std::string> algorithm_choices(const Collective& collective);
 // "x,y": axes of `mesh`, each once; "" gives all of them.
 std::vector<std::string> parse_axes(std::string_view text, const Mesh& mesh);
 
@@ -73,7 +79,7 @@ class BenchCommand {
   int iters_ = 20;
   int warmup_ = 5;
   bool check_ = false;
-  std::string algo_ = "direct";
+  std::string algo_;
   std::string format_ = "table";
   int64_t timeout_ms_ = 60000;
   int root_ = 0;

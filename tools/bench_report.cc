@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -15,14 +16,37 @@ std::string_view op_text(const BenchOptions& o) {
   return o.collective->reduces == Reduces::kNo ? "none" : reduce_op_name(o.params.op);
 }
 
+std::string algorithm_text(const ReportHeader& h) {
+  const std::string& algo = h.options->algo;
+  if (algo.empty()) return "algorithm: the runtime's choice (MESHSIM_ALGO, else direct)";
+  if (algo == "all") {
+    std::string names;
+    for (const std::string& name : h.columns) names += (names.empty() ? "" : ", ") + name;
+    return "algorithms side by side: " + names;
+  }
+  return "algorithm " + algo;
+}
+
+// The cells that ran (at least one per size).
+const Row& first_cell(std::span<const std::optional<Row>> cells) {
+  for (const std::optional<Row>& cell : cells) {
+    if (cell) return *cell;
+  }
+  throw std::logic_error("bench report: a size without any row");
+}
+
+std::string wrong_text(const std::optional<int64_t>& wrong) {
+  return wrong ? std::to_string(*wrong) : "N/A";
+}
+
 // The '#' lines that open a table or a CSV file.
 std::vector<std::string> header_lines(const ReportHeader& h) {
   const BenchOptions& o = *h.options;
   const Collective& c = *o.collective;
   const int n = o.group_size();
   return {
-      fmt::format("# meshsim bench {}{}, algorithm {}", c.name,
-                  c.alias.empty() ? "" : " (" + std::string(c.alias) + ")", o.algo),
+      fmt::format("# meshsim bench {}{}, {}", c.name,
+                  c.alias.empty() ? "" : " (" + std::string(c.alias) + ")", algorithm_text(h)),
       fmt::format("# host {}, nproc {}, CPU {}", h.machine.hostname, h.machine.nproc,
                   h.machine.cpu_model),
       fmt::format("# devices {}, {}, axes {}, {} group(s) of {}", o.mesh.size(), o.mesh.to_string(),
@@ -44,64 +68,135 @@ std::vector<std::string> header_lines(const ReportHeader& h) {
   };
 }
 
+// One row per size. With one algorithm, nccl-tests' columns, then what ran
+// and the rule that chose it; with --algo all, the leading columns once, then
+// time and busbw per algorithm, then the wrong elements of all of them.
 class TableWriter : public ReportWriter {
  public:
   explicit TableWriter(std::ostream& out) : out_(out) {}
 
   void begin(const ReportHeader& header) override {
     for (const std::string& line : header_lines(header)) out_ << line << '\n';
-    out_ << "#\n"
-         << fmt::format(
-                "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>10}  {:>8}  {:>8}  {:>7}  {:>10}\n",
-                "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "med")
-         << fmt::format(
-                "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>10}  {:>8}  {:>8}  {:>7}  {:>10}\n",
-                "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)")
+    columns_ = header.columns;
+    out_ << "#\n";
+    if (columns_.empty()) {
+      out_ << fmt::format("# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>10}  {:>8}  {:>8}  {:>7}  "
+                          "{:>10}  {:<18}  {}\n",
+                          "size", "count", "type", "redop", "root", "time", "algbw", "busbw",
+                          "#wrong", "med", "algorithm", "chosen by")
+           << fmt::format("# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>10}  {:>8}  {:>8}  {:>7}  "
+                          "{:>10}\n",
+                          "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)")
+           << std::flush;
+      return;
+    }
+    std::string names = fmt::format("# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}", "", "", "", "", "");
+    std::string labels = fmt::format("# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}", "size", "count",
+                                     "type", "redop", "root");
+    std::string units =
+        fmt::format("# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}", "(B)", "(elements)", "", "", "");
+    for (const std::string& name : columns_) {
+      names += fmt::format("  {:>19}", name);
+      labels += fmt::format("  {:>10}  {:>7}", "time", "busbw");
+      units += fmt::format("  {:>10}  {:>7}", "(us)", "(GB/s)");
+    }
+    out_ << names << '\n'
+         << labels << fmt::format("  {:>7}\n", "#wrong") << units << '\n'
          << std::flush;
   }
 
-  void row(const Row& r) override {
-    out_ << fmt::format(
-                "{:>12}  {:>12}  {:>8}  {:>6}  {:>6}  {:>10.2f}  {:>8.2f}  {:>8.2f}  {:>7}  "
-                "{:>10.2f}\n",
-                r.size, r.count, dtype_name(r.type), r.redop, r.root, r.time_us, r.bandwidth.algbw,
-                r.bandwidth.busbw, r.wrong ? std::to_string(*r.wrong) : "N/A", r.median_us)
-         << std::flush;
+  void row(std::span<const std::optional<Row>> cells) override {
+    const Row& r = first_cell(cells);
+    out_ << fmt::format("{:>12}  {:>12}  {:>8}  {:>6}  {:>6}", r.size, r.count, dtype_name(r.type),
+                        r.redop, r.root);
+    if (columns_.empty()) {
+      out_ << fmt::format("  {:>10.2f}  {:>8.2f}  {:>8.2f}  {:>7}  {:>10.2f}  {:<18}  {}\n",
+                          r.time_us, r.bandwidth.algbw, r.bandwidth.busbw, wrong_text(r.wrong),
+                          r.median_us, r.algorithm.empty() ? "-" : r.algorithm,
+                          r.chosen_by.empty() ? "-" : r.chosen_by)
+           << std::flush;
+      return;
+    }
+    std::optional<int64_t> wrong;
+    std::string notes;
+    for (size_t i = 0; i < cells.size(); ++i) {
+      if (!cells[i]) {
+        out_ << fmt::format("  {:>10}  {:>7}", "-", "-");
+        continue;
+      }
+      const Row& cell = *cells[i];
+      out_ << fmt::format("  {:>10.2f}  {:>7.2f}", cell.time_us, cell.bandwidth.busbw);
+      if (cell.wrong) wrong = wrong.value_or(0) + *cell.wrong;
+      if (!cell.algorithm.empty() && cell.algorithm != columns_[i]) {
+        notes += fmt::format("# note: at {} B, {} ran as {} (chosen by {})\n", cell.size,
+                             columns_[i], cell.algorithm, cell.chosen_by);
+      }
+    }
+    out_ << fmt::format("  {:>7}\n", wrong_text(wrong)) << notes << std::flush;
   }
 
   void end(const ReportSummary& s) override {
     if (s.wrong) {
-      out_ << fmt::format("# wrong elements: {} {}\n", *s.wrong, *s.wrong == 0 ? "OK" : "WRONG");
+      out_ << fmt::format("# wrong elements: {} {}", *s.wrong, *s.wrong == 0 ? "OK" : "WRONG");
+      std::string culprits;
+      for (const AlgorithmSummary& a : s.algorithms) {
+        if (a.wrong.value_or(0) > 0) {
+          culprits += fmt::format("{}{} {}", culprits.empty() ? "" : ", ", a.name, *a.wrong);
+        }
+      }
+      out_ << (culprits.empty() ? "" : " (" + culprits + ")") << '\n';
     } else {
       out_ << "# wrong elements: N/A (run with --check)\n";
     }
-    out_ << fmt::format("# mean busbw: {:.2f} GB/s\n", s.mean_busbw) << std::flush;
+    if (s.algorithms.empty()) {
+      out_ << fmt::format("# mean busbw: {:.2f} GB/s\n", s.mean_busbw) << std::flush;
+      return;
+    }
+    out_ << "# mean busbw (GB/s):";
+    for (const AlgorithmSummary& a : s.algorithms) {
+      out_ << fmt::format(" {} {:.2f}{}", a.name, a.mean_busbw,
+                          &a == &s.algorithms.back() ? "" : ",");
+    }
+    out_ << '\n' << std::flush;
   }
 
  private:
   std::ostream& out_;
+  std::vector<std::string> columns_;
 };
 
+// One line per size and algorithm that ran.
 class CsvWriter : public ReportWriter {
  public:
   explicit CsvWriter(std::ostream& out) : out_(out) {}
 
   void begin(const ReportHeader& header) override {
     for (const std::string& line : header_lines(header)) out_ << line << '\n';
-    out_ << "size,count,type,redop,root,time_us,algbw_gbps,busbw_gbps,wrong,median_us\n"
+    out_ << "size,count,type,redop,root,time_us,algbw_gbps,busbw_gbps,wrong,median_us,"
+            "algorithm,chosen_by\n"
          << std::flush;
   }
 
-  void row(const Row& r) override {
-    out_ << fmt::format("{},{},{},{},{},{:.3f},{:.4f},{:.4f},{},{:.3f}\n", r.size, r.count,
-                        dtype_name(r.type), r.redop, r.root, r.time_us, r.bandwidth.algbw,
-                        r.bandwidth.busbw, r.wrong ? std::to_string(*r.wrong) : "", r.median_us)
-         << std::flush;
+  void row(std::span<const std::optional<Row>> cells) override {
+    for (const std::optional<Row>& r : cells) {
+      if (!r) continue;
+      out_ << fmt::format("{},{},{},{},{},{:.3f},{:.4f},{:.4f},{},{:.3f},{},{}\n", r->size,
+                          r->count, dtype_name(r->type), r->redop, r->root, r->time_us,
+                          r->bandwidth.algbw, r->bandwidth.busbw,
+                          r->wrong ? std::to_string(*r->wrong) : "", r->median_us, r->algorithm,
+                          r->chosen_by);
+    }
+    out_ << std::flush;
   }
 
   void end(const ReportSummary& s) override {
-    out_ << "# wrong elements: " << (s.wrong ? std::to_string(*s.wrong) : "N/A") << '\n'
-         << fmt::format("# mean busbw: {:.4f} GB/s\n", s.mean_busbw) << std::flush;
+    out_ << "# wrong elements: " << wrong_text(s.wrong) << '\n'
+         << fmt::format("# mean busbw: {:.4f} GB/s\n", s.mean_busbw);
+    for (const AlgorithmSummary& a : s.algorithms) {
+      out_ << fmt::format("# {}: wrong elements {}, mean busbw {:.4f} GB/s\n", a.name,
+                          wrong_text(a.wrong), a.mean_busbw);
+    }
+    out_ << std::flush;
   }
 
  private:
@@ -135,6 +230,12 @@ std::string json_string(std::string_view text) {
   return out + "\"";
 }
 
+std::string json_strings(const std::vector<std::string>& texts) {
+  std::string out;
+  for (const std::string& text : texts) out += (out.empty() ? "" : ", ") + json_string(text);
+  return out;
+}
+
 std::string json_number(double value) {
   return std::isfinite(value) ? fmt::format("{}", value) : "null";
 }
@@ -146,17 +247,16 @@ class JsonWriter : public ReportWriter {
   void begin(const ReportHeader& h) override {
     const BenchOptions& o = *h.options;
     const Collective& c = *o.collective;
-    std::string axes;
-    for (const std::string& axis : o.axes) axes += (axes.empty() ? "" : ", ") + json_string(axis);
     out_ << "{\n"
          << "  \"collective\": " << json_string(c.name) << ",\n"
          << "  \"algorithm\": " << json_string(o.algo) << ",\n"
+         << "  \"algorithms\": [" << json_strings(h.columns) << "],\n"
          << "  \"machine\": {\"hostname\": " << json_string(h.machine.hostname)
          << ", \"nproc\": " << h.machine.nproc
          << ", \"cpu_model\": " << json_string(h.machine.cpu_model) << "},\n"
          << "  \"devices\": " << o.mesh.size() << ",\n"
          << "  \"mesh\": " << json_string(o.mesh.to_string()) << ",\n"
-         << "  \"axes\": [" << axes << "],\n"
+         << "  \"axes\": [" << json_strings(o.axes) << "],\n"
          << "  \"group_size\": " << o.group_size() << ",\n"
          << "  \"dtype\": " << json_string(dtype_name(o.params.dtype)) << ",\n"
          << "  \"op\": " << json_string(op_text(o)) << ",\n"
@@ -178,7 +278,27 @@ class JsonWriter : public ReportWriter {
          << "  \"rows\": [" << std::flush;
   }
 
-  void row(const Row& r) override {
+  void row(std::span<const std::optional<Row>> cells) override {
+    for (const std::optional<Row>& cell : cells) {
+      if (cell) write_row(*cell);
+    }
+  }
+
+  void end(const ReportSummary& s) override {
+    out_ << (first_row_ ? "],\n" : "\n  ],\n")
+         << "  \"wrong\": " << (s.wrong ? std::to_string(*s.wrong) : "null") << ",\n"
+         << "  \"mean_busbw_gbps\": " << json_number(s.mean_busbw) << ",\n"
+         << "  \"per_algorithm\": [";
+    for (const AlgorithmSummary& a : s.algorithms) {
+      out_ << (&a == &s.algorithms.front() ? "" : ", ") << "{\"name\": " << json_string(a.name)
+           << ", \"wrong\": " << (a.wrong ? std::to_string(*a.wrong) : "null")
+           << ", \"mean_busbw_gbps\": " << json_number(a.mean_busbw) << "}";
+    }
+    out_ << "]\n}\n" << std::flush;
+  }
+
+ private:
+  void write_row(const Row& r) {
     out_ << (first_row_ ? "\n" : ",\n") << "    {\"size\": " << r.size << ", \"count\": " << r.count
          << ", \"type\": " << json_string(dtype_name(r.type))
          << ", \"redop\": " << json_string(r.redop) << ", \"root\": " << r.root
@@ -186,18 +306,12 @@ class JsonWriter : public ReportWriter {
          << ", \"algbw_gbps\": " << json_number(r.bandwidth.algbw)
          << ", \"busbw_gbps\": " << json_number(r.bandwidth.busbw)
          << ", \"wrong\": " << (r.wrong ? std::to_string(*r.wrong) : "null")
-         << ", \"median_us\": " << json_number(r.median_us) << "}" << std::flush;
+         << ", \"median_us\": " << json_number(r.median_us)
+         << ", \"algorithm\": " << json_string(r.algorithm)
+         << ", \"chosen_by\": " << json_string(r.chosen_by) << "}" << std::flush;
     first_row_ = false;
   }
 
-  void end(const ReportSummary& s) override {
-    out_ << (first_row_ ? "],\n" : "\n  ],\n")
-         << "  \"wrong\": " << (s.wrong ? std::to_string(*s.wrong) : "null") << ",\n"
-         << "  \"mean_busbw_gbps\": " << json_number(s.mean_busbw) << "\n}\n"
-         << std::flush;
-  }
-
- private:
   std::ostream& out_;
   bool first_row_ = true;
 };

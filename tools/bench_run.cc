@@ -2,9 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
+#include <optional>
 #include <string>
+#include <vector>
 
+#include "meshsim/collectives/algorithms/registry.h"
 #include "meshsim/runtime/exec/runtime.h"
 #include "tools/bench_machine.h"
 #include "tools/bench_report.h"
@@ -52,6 +56,54 @@ MeetingFloor meeting_floor(const Mesh& mesh) {
   return measure_meeting_floor(runtime, mesh);
 }
 
+// The names of the algorithms `registry` finds applicable to the bench's call
+// at `bytes` (the registry's order).
+std::vector<std::string> applicable_at(const AlgorithmRegistry& registry,
+                                       const BenchOptions& options, size_t bytes) {
+  const CallShape shape =
+      call_shape(*options.collective, options.params, options.group_size(),
+                 static_cast<int>(options.axes.size()), bytes);
+  std::vector<std::string> names;
+  for (const AlgorithmInfo* info : registry.applicable(shape)) names.push_back(info->name);
+  return names;
+}
+
+// --algo all's columns: every algorithm applicable at some size of the sweep.
+std::vector<std::string> side_by_side(const AlgorithmRegistry& registry,
+                                      const BenchOptions& options,
+                                      const std::vector<size_t>& sizes) {
+  std::vector<std::string> columns;
+  for (const AlgorithmInfo* info : registry.list(*options.collective->kind)) {
+    for (size_t bytes : sizes) {
+      const std::vector<std::string> names = applicable_at(registry, options, bytes);
+      if (std::find(names.begin(), names.end(), info->name) != names.end()) {
+        columns.push_back(info->name);
+        break;
+      }
+    }
+  }
+  return columns;
+}
+
+// One size: one cell per column (--algo all; the algorithms applicable at
+// this size run, one launch each), else one. Empty when the size holds no
+// element per device.
+std::vector<std::optional<Row>> run_cells(Runtime& runtime, const BenchOptions& options,
+                                          const std::vector<std::string>& columns, size_t bytes) {
+  const std::optional<Workload> work = prepare_size(options, bytes);
+  if (!work) return {};
+  if (columns.empty()) return {time_workload(runtime, options, *work, options.algo)};
+  const std::vector<std::string> applicable =
+      applicable_at(algorithm_registry(runtime), options, bytes);
+  std::vector<std::optional<Row>> cells(columns.size());
+  for (size_t i = 0; i < columns.size(); ++i) {
+    if (std::find(applicable.begin(), applicable.end(), columns[i]) != applicable.end()) {
+      cells[i] = time_workload(runtime, options, *work, columns[i]);
+    }
+  }
+  return cells;
+}
+
 }  // namespace
 
 int run_bench(const BenchOptions& options, std::ostream& out, std::ostream* progress) {
@@ -74,24 +126,44 @@ int run_bench(const BenchOptions& options, std::ostream& out, std::ostream* prog
   RuntimeOptions runtime_options;
   runtime_options.launch_timeout = options.timeout;
   Runtime runtime(options.mesh.size(), runtime_options);
+  if (options.algo == "all") {
+    header.columns = side_by_side(algorithm_registry(runtime), options, sizes);
+  }
   const std::unique_ptr<ReportWriter> writer = make_report_writer(options.format, out);
   writer->begin(header);
   ProgressLine line(progress);
   ReportSummary summary;
   if (options.check) summary.wrong = 0;
+  std::vector<int> algorithm_rows(header.columns.size());
+  for (const std::string& name : header.columns) {
+    summary.algorithms.push_back({.name = name, .wrong = summary.wrong});
+  }
   int rows = 0;
   for (size_t i = 0; i < sizes.size(); ++i) {
     line.show(fmt::format("# {}: {} B ({}/{})", collective.name, sizes[i], i + 1, sizes.size()));
-    const std::optional<Row> row = run_size(runtime, options, sizes[i]);
-    if (!row) continue;
+    const std::vector<std::optional<Row>> cells =
+        run_cells(runtime, options, header.columns, sizes[i]);
+    if (cells.empty()) continue;
     line.clear();
-    writer->row(*row);
-    if (row->wrong) *summary.wrong += *row->wrong;
-    summary.mean_busbw += row->bandwidth.busbw;
-    ++rows;
+    writer->row(cells);
+    for (size_t c = 0; c < cells.size(); ++c) {
+      const std::optional<Row>& row = cells[c];
+      if (!row) continue;
+      if (row->wrong) *summary.wrong += *row->wrong;
+      summary.mean_busbw += row->bandwidth.busbw;
+      ++rows;
+      if (summary.algorithms.empty()) continue;
+      AlgorithmSummary& a = summary.algorithms[c];
+      if (row->wrong) *a.wrong += *row->wrong;
+      a.mean_busbw += row->bandwidth.busbw;
+      ++algorithm_rows[c];
+    }
   }
   line.clear();
   if (rows > 0) summary.mean_busbw /= rows;
+  for (size_t c = 0; c < summary.algorithms.size(); ++c) {
+    if (algorithm_rows[c] > 0) summary.algorithms[c].mean_busbw /= algorithm_rows[c];
+  }
   writer->end(summary);
   return summary.wrong.value_or(0) > 0 ? 1 : 0;
 }

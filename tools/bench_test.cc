@@ -8,8 +8,10 @@
 #include <gtest/gtest.h>
 
 #include <cctype>
+#include <cstring>
 #include <sstream>
 
+#include "meshsim/collectives/algorithms/registry.h"
 #include "meshsim/collectives/reductions.h"
 #include "meshsim/mesh/axis_groups.h"
 #include "meshsim/mesh/error.h"
@@ -105,7 +107,7 @@ TEST(ParseBenchArgsTest, Defaults) {
   EXPECT_EQ(o.iters, 20);
   EXPECT_EQ(o.warmup, 5);
   EXPECT_FALSE(o.check);
-  EXPECT_EQ(o.algo, "direct");
+  EXPECT_EQ(o.algo, "");  // the runtime's choice
   EXPECT_EQ(o.format, OutputFormat::kTable);
   EXPECT_EQ(o.timeout.count(), 60000);
   EXPECT_EQ(o.group_size(), 8);
@@ -172,12 +174,37 @@ INSTANTIATE_TEST_SUITE_P(
                 "--op 'max': reduce_scatter reduces with sum only"},
         BadArgs{{"all_reduce", "--iters", "0"}, "--iters '0': must be at least 1"},
         BadArgs{{"all_reduce", "--warmup", "-1"}, "--warmup '-1': must be at least 0"},
-        BadArgs{{"all_gather", "--algo", "ring"},
-                "--algo 'ring': not an algorithm of all_gather; available: direct"},
+        BadArgs{{"all_gather", "--algo", "nosuch"},
+                "--algo 'nosuch': not an algorithm of all_gather; available: direct, "},
+        BadArgs{{"all_reduce", "--algo", "Ring"},
+                "--algo 'Ring': not an algorithm of all_reduce; available: direct, "},
+        BadArgs{{"ppermute", "--algo", "auto"},
+                "--algo 'auto': not an algorithm of ppermute; available: direct"},
         BadArgs{{"all_reduce", "--format", "xml"}, "--format 'xml': choose table, json or csv"},
         BadArgs{{"all_reduce", "--timeout-ms", "-5"}, "--timeout-ms '-5': must be at least 0"},
         BadArgs{{"pbroadcast", "--mesh", "4", "--root", "4"},
                 "--root '4': out of range [0, 4) for pbroadcast"}));
+
+// --algo takes every name the registry lists for the collective, auto and
+// all; collectives without algorithms take direct only.
+TEST(ParseBenchArgsTest, AlgoChoicesComeFromTheRegistry) {
+  Runtime fresh;
+  for (const Collective& c : collectives()) {
+    const std::vector<std::string> choices = algorithm_choices(c);
+    if (!c.kind) {
+      EXPECT_EQ(choices, std::vector<std::string>{"direct"}) << c.name;
+      continue;
+    }
+    const std::vector<const AlgorithmInfo*> listed = algorithm_registry(fresh).list(*c.kind);
+    ASSERT_EQ(choices.size(), listed.size() + 2) << c.name;
+    for (size_t i = 0; i < listed.size(); ++i) EXPECT_EQ(choices[i], listed[i]->name);
+    EXPECT_EQ(choices[listed.size()], "auto");
+    EXPECT_EQ(choices[listed.size() + 1], "all");
+    for (const std::string& name : choices) {
+      EXPECT_EQ(parse_bench_args({std::string(c.name), "--algo", name}).algo, name);
+    }
+  }
+}
 
 TEST(ParseBenchArgsTest, SyntaxErrorsComeFromCli11) {
   EXPECT_THROW(parse_bench_args({"all_reduce", "--iters", "many"}), CLI::ParseError);
@@ -269,6 +296,30 @@ INSTANTIATE_TEST_SUITE_P(
                       SizeCase{"ppermute", DType::kBFloat16, 1000, 500, 1000},
                       SizeCase{"pbroadcast", DType::kInt64, 1000, 125, 1000},
                       SizeCase{"barrier", DType::kFloat64, 1 << 20, 1, 4}));
+
+// The registry's view of a bench call (what --algo all checks preconditions
+// on) counts the elements prepare puts in each device's input.
+TEST(CallShapeTest, CountsWhatPrepareBuilds) {
+  const Mesh mesh = Mesh::make({{"x", 2}, {"y", 3}});
+  const DeviceGroups groups =
+      device_groups(mesh.abstract_mesh(), std::vector<std::string>{"x", "y"});
+  for (const Collective& c : collectives()) {
+    if (!c.kind) continue;
+    for (DType dtype : {DType::kFloat32, DType::kInt8, DType::kFloat64}) {
+      for (size_t bytes : {size_t{8}, size_t{100}, size_t{1000}, size_t{4096}}) {
+        const BenchParams params{.dtype = dtype};
+        const CallShape shape = call_shape(c, params, 6, 2, bytes);
+        const Workload work = c.prepare(params, groups, bytes, false);
+        EXPECT_EQ(shape.collective, *c.kind);
+        EXPECT_EQ(shape.group_size, 6);
+        EXPECT_EQ(shape.num_axes, 2);
+        const size_t input_bytes = work.args.empty() ? 0 : work.args[0][0].nbytes();
+        EXPECT_EQ(shape.bytes, input_bytes) << c.name << " " << bytes << " B";
+        EXPECT_EQ(shape.count, static_cast<int64_t>(input_bytes / dtype_size(dtype)));
+      }
+    }
+  }
+}
 
 // --- the sequential reference ------------------------------------------------
 
@@ -490,8 +541,8 @@ INSTANTIATE_TEST_SUITE_P(Ops, CheckedReductionTest,
 // all_reduce whose result on mesh position 1 has its first and last elements
 // off by one: 2 wrong elements per call.
 Array corrupting_all_reduce(DeviceContext& ctx, const Workload& work, int position,
-                            AxisNames axes) {
-  Array out = psum(ctx, work.args[position][0], axes);
+                            AxisNames axes, std::string_view algorithm) {
+  Array out = psum(ctx, work.args[position][0], axes, {}, algorithm);
   if (position == 1) {
     const std::span<float> values = out.mutable_span<float>();
     values.front() += 1;
@@ -561,13 +612,15 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         FormatCase{
             "table",
-            {"# meshsim bench all_gather, algorithm direct", "# memcpy reference: 2 threads, 1024 B",
+            {"# meshsim bench all_gather, algorithm: the runtime's choice",
+             "# memcpy reference: 2 threads, 1024 B",
              "# floor at S = 256 B: N*S / memcpy", "# meeting floor: 4 threads, yield barrier ",
              "#wrong",
              "\n          64             4   float32    none      -1  ", "# wrong elements: 0 OK"},
             "   float32    none      -1  "},
         FormatCase{"csv",
-                   {"size,count,type,redop,root,time_us,algbw_gbps,busbw_gbps,wrong,median_us\n",
+                   {"size,count,type,redop,root,time_us,algbw_gbps,busbw_gbps,wrong,median_us,"
+                    "algorithm,chosen_by\n",
                     "\n64,4,float32,none,-1,", "\n256,16,float32,none,-1,"},
                    ",float32,none,-1,"},
         FormatCase{"json",
@@ -575,8 +628,163 @@ INSTANTIATE_TEST_SUITE_P(
                     "\"meeting_floor\": {\"threads\": 4, \"yield_barrier_us\": ",
                     "{\"size\": 64, \"count\": 4, \"type\": \"float32\", \"redop\": \"none\", "
                     "\"root\": -1",
-                    "\"wrong\": 0,\n", "\n}\n"},
+                    "\"wrong\": 0,\n", "\"algorithm\": \"direct\"", "\n}\n"},
                    "{\"size\": "}));
+
+// --- algorithms --------------------------------------------------------------
+
+// An all_reduce that writes zeros: a wrong algorithm the bench must run when
+// named, record, and catch with --check.
+Algorithm<AllReduceArgs> zeroing_all_reduce() {
+  Algorithm<AllReduceArgs> a;
+  a.name = "zeroing_test";
+  a.description = "writes zeros";
+  a.cost_formula = "0";
+  a.cost = [](const CallShape&) { return CostTerms{}; };
+  a.run = [](Communicator&, const AllReduceArgs& args) {
+    std::memset(args.out, 0, static_cast<size_t>(args.count) * dtype_size(args.dtype));
+  };
+  return a;
+}
+
+TEST(BenchAlgorithmTest, RunsTheChosenAlgorithmAndRecordsIt) {
+  const BenchOptions options = parse_bench_args({"all_reduce", "--mesh", "4", "-b", "64", "-e",
+                                                 "64", "--iters", "2", "--warmup", "1", "--check"});
+  Runtime runtime(4);
+  algorithm_registry(runtime).add(zeroing_all_reduce());
+  // Zeros are wrong wherever the reference is not zero, in every call.
+  const std::optional<Workload> work = prepare_size(options, 64);
+  ASSERT_TRUE(work.has_value());
+  int64_t nonzero = 0;
+  for (const Array& expected : work->expected) {
+    nonzero += count_wrong(Array::zeros(expected.shape(), expected.dtype()), expected);
+  }
+  ASSERT_GT(nonzero, 0);
+
+  const std::optional<Row> by_default = run_size(runtime, options, 64);
+  ASSERT_TRUE(by_default.has_value());
+  EXPECT_EQ(by_default->algorithm, "direct");
+  EXPECT_FALSE(by_default->chosen_by.empty());
+  EXPECT_EQ(by_default->wrong, 0);
+
+  const std::optional<Row> named = run_size(runtime, options, 64, "zeroing_test");
+  ASSERT_TRUE(named.has_value());
+  EXPECT_EQ(named->algorithm, "zeroing_test");
+  EXPECT_EQ(named->wrong, nonzero * (2 + 1));
+
+  // A runtime rule chooses it when the call does not.
+  algorithm_registry(runtime).add_rule({.collective = meshsim::Collective::kAllReduce,
+                                        .algorithm = "zeroing_test"});
+  const std::optional<Row> by_rule = run_size(runtime, options, 64);
+  ASSERT_TRUE(by_rule.has_value());
+  EXPECT_EQ(by_rule->algorithm, "zeroing_test");
+  EXPECT_NE(by_rule->chosen_by, by_default->chosen_by);
+  EXPECT_EQ(by_rule->wrong, nonzero * (2 + 1));
+}
+
+TEST(BenchAlgorithmTest, AutoRunsAnApplicableAlgorithm) {
+  const BenchOptions options = parse_bench_args({"all_reduce", "--mesh", "4", "-b", "1K", "-e",
+                                                 "1K", "--iters", "1", "--warmup", "0", "--check",
+                                                 "--algo", "auto"});
+  Runtime runtime(4);
+  const std::optional<Row> row = run_size(runtime, options, 1024);
+  ASSERT_TRUE(row.has_value());
+  EXPECT_EQ(row->wrong, 0);
+  std::vector<std::string> applicable;
+  for (const AlgorithmInfo* info : algorithm_registry(runtime).applicable(
+           call_shape(*options.collective, options.params, 4, 1, 1024))) {
+    applicable.push_back(info->name);
+  }
+  EXPECT_THAT(applicable, ::testing::Contains(row->algorithm));
+  EXPECT_FALSE(row->chosen_by.empty());
+}
+
+class SideBySideTest
+    : public ::testing::TestWithParam<std::tuple<std::string_view, MeshCase>> {};
+
+// --algo all: every algorithm applicable at some size is a column group, and
+// every one of them, checked, finds nothing wrong.
+TEST_P(SideBySideTest, EveryAlgorithmFindsNothingWrong) {
+  const auto& [name, mesh] = GetParam();
+  std::vector<std::string> args = {std::string(name), "--mesh", mesh.mesh, "-b",      "8",
+                                   "-e",              "2K",     "-f",      "4",       "--iters",
+                                   "1",               "--warmup", "1",     "--check", "--algo",
+                                   "all"};
+  if (*mesh.axes != '\0') args.insert(args.end(), {"--axes", mesh.axes});
+  const BenchOptions options = parse_bench_args(args);
+  std::ostringstream out;
+  EXPECT_EQ(run_bench(options, out, nullptr), 0) << out.str();
+  const std::string text = out.str();
+  EXPECT_THAT(text, HasSubstr("# wrong elements: 0 OK\n")) << text;
+
+  Runtime fresh;
+  const CallShape largest = call_shape(*options.collective, options.params, options.group_size(),
+                                       static_cast<int>(options.axes.size()), 2048);
+  const std::string header = text.substr(0, text.find('\n'));
+  EXPECT_THAT(header, HasSubstr("algorithms side by side: direct")) << header;
+  for (const AlgorithmInfo* info : algorithm_registry(fresh).applicable(largest)) {
+    EXPECT_THAT(header, HasSubstr(info->name)) << header;
+  }
+  EXPECT_THAT(text, HasSubstr("# mean busbw (GB/s): direct ")) << text;
+}
+
+std::vector<std::string_view> collectives_with_algorithms() {
+  std::vector<std::string_view> names;
+  for (const Collective& c : collectives()) {
+    if (c.kind) names.push_back(c.name);
+  }
+  return names;
+}
+
+std::string side_by_side_name(
+    const ::testing::TestParamInfo<std::tuple<std::string_view, MeshCase>>& info) {
+  const auto& [name, mesh] = info.param;
+  std::string out = std::string(name) + "_" + mesh.mesh + "_over_" + mesh.axes;
+  for (char& ch : out) {
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  }
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Collectives, SideBySideTest,
+    ::testing::Combine(::testing::ValuesIn(collectives_with_algorithms()),
+                       ::testing::Values(MeshCase{"4", ""}, MeshCase{"3", ""},
+                                         MeshCase{"x=2,y=2", "y,x"})),
+    side_by_side_name);
+
+// The side-by-side table: one group per column, a "-" pair where an
+// algorithm does not apply; csv and json: one record per size and algorithm.
+TEST(SideBySideFormatTest, HoldsOneRecordPerAlgorithm) {
+  const std::vector<std::string> base = {"all_reduce", "--mesh", "4", "-b", "64", "-e", "64",
+                                         "--iters", "1", "--warmup", "0", "--algo", "all"};
+  Runtime fresh;
+  const size_t applicable = algorithm_registry(fresh)
+                                .applicable(call_shape(*find_collective("all_reduce"),
+                                                       BenchParams{}, 4, 1, 64))
+                                .size();
+  const auto count = [](const std::string& text, const std::string& marker) {
+    size_t found = 0;
+    for (size_t at = text.find(marker); at != std::string::npos; at = text.find(marker, at + 1)) {
+      ++found;
+    }
+    return found;
+  };
+  for (const char* format : {"csv", "json"}) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), {"--format", format});
+    std::ostringstream out;
+    EXPECT_EQ(run_bench(parse_bench_args(args), out, nullptr), 0);
+    EXPECT_EQ(count(out.str(), std::string(format) == "csv" ? "\n64,16,float32,sum,-1,"
+                                                              : "{\"size\": 64,"),
+              applicable)
+        << out.str();
+  }
+  std::ostringstream table;
+  EXPECT_EQ(run_bench(parse_bench_args(base), table, nullptr), 0);
+  EXPECT_THAT(table.str(), HasSubstr("#wrong"));
+  EXPECT_THAT(table.str(), HasSubstr("# wrong elements: N/A (run with --check)"));
+}
 
 }  // namespace
 }  // namespace meshsim::cli

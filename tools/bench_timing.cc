@@ -20,12 +20,29 @@ std::vector<size_t> sweep_sizes(size_t min_bytes, size_t max_bytes, int step_fac
   return sizes;
 }
 
+std::optional<Workload> prepare_size(const BenchOptions& options, size_t bytes) {
+  const DeviceGroups groups = device_groups(options.mesh.abstract_mesh(), options.axes);
+  Workload work = options.collective->prepare(options.params, groups, bytes, options.check);
+  if (work.args.empty()) return std::nullopt;
+  return work;
+}
+
 std::optional<Row> run_size(Runtime& runtime, const BenchOptions& options, size_t bytes) {
+  return run_size(runtime, options, bytes, options.algo);
+}
+
+std::optional<Row> run_size(Runtime& runtime, const BenchOptions& options, size_t bytes,
+                            std::string_view algorithm) {
+  const std::optional<Workload> work = prepare_size(options, bytes);
+  if (!work) return std::nullopt;
+  return time_workload(runtime, options, *work, algorithm);
+}
+
+Row time_workload(Runtime& runtime, const BenchOptions& options, const Workload& work,
+                  std::string_view algorithm) {
   using Clock = std::chrono::steady_clock;
   const Collective& collective = *options.collective;
   const DeviceGroups groups = device_groups(options.mesh.abstract_mesh(), options.axes);
-  const Workload work = collective.prepare(options.params, groups, bytes, options.check);
-  if (work.args.empty()) return std::nullopt;
 
   const int devices = options.mesh.size();
   const int iters = options.iters;
@@ -41,18 +58,32 @@ std::optional<Row> run_size(Runtime& runtime, const BenchOptions& options, size_
     ends.resize(slot(devices, 0));
   }
   const Array token = Array::from_values<int32_t>({1}, {1});
+  std::string ran, chosen_by;
+  // Position 0's first call is the collective's (the --check barriers come
+  // after it), so its first record says what ran.
+  const auto read_record = [&](DeviceContext& ctx) {
+    const std::span<const CollectiveRecord> records = ctx.collective_records();
+    if (ctx.position() != 0 || records.empty()) return;
+    ran = records.front().algorithm;
+    chosen_by = records.front().chosen_by;
+  };
   runtime.launch(options.mesh, [&](DeviceContext& ctx) {
     const int p = ctx.position();
     if (!options.check) {
-      for (int call = 0; call < options.warmup; ++call) collective.run(ctx, work, p, options.axes);
+      for (int call = 0; call < options.warmup; ++call) {
+        collective.run(ctx, work, p, options.axes, algorithm);
+      }
       const Clock::time_point start = Clock::now();
-      for (int call = 0; call < iters; ++call) collective.run(ctx, work, p, options.axes);
+      for (int call = 0; call < iters; ++call) {
+        collective.run(ctx, work, p, options.axes, algorithm);
+      }
       seconds[p] = std::chrono::duration<double>(Clock::now() - start).count() / iters;
+      read_record(ctx);
       return;
     }
     for (int call = 0; call < options.warmup + iters; ++call) {
       const Clock::time_point begin = Clock::now();
-      const Array result = collective.run(ctx, work, p, options.axes);
+      const Array result = collective.run(ctx, work, p, options.axes, algorithm);
       const Clock::time_point end = Clock::now();
       if (call >= options.warmup) {
         begins[slot(p, call - options.warmup)] = begin;
@@ -63,6 +94,7 @@ std::optional<Row> run_size(Runtime& runtime, const BenchOptions& options, size_
       psum(ctx, token, options.axes);
       wrong[p] += count_wrong(result, work.expected[p]);
     }
+    read_record(ctx);
   });
   if (options.check) {
     // A device that is still checking the previous result enters a call late,
@@ -95,6 +127,8 @@ std::optional<Row> run_size(Runtime& runtime, const BenchOptions& options, size_
   row.median_us = median * 1e6;
   row.bandwidth = bandwidth(collective, row.size, sorted.back(), options.group_size());
   if (options.check) row.wrong = std::accumulate(wrong.begin(), wrong.end(), int64_t{0});
+  row.algorithm = std::move(ran);
+  row.chosen_by = std::move(chosen_by);
   return row;
 }
 

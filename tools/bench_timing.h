@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -32,11 +33,29 @@ struct Row {
   double median_us = 0;          // median over devices of the per-call time
   Bandwidth bandwidth;           // from time_us
   std::optional<int64_t> wrong;  // with --check: wrong elements, all devices and calls
+  // What ran and which rule chose it, as mesh position 0 recorded its first
+  // call (DeviceContext::collective_records); empty for a front-end that
+  // records none.
+  std::string algorithm;
+  std::string chosen_by;
 };
 
-// Runs options.collective at one size of the sweep on `runtime`, which must
-// have the mesh's devices. nullopt when the size leaves no element per device.
-// Errors of the launch (TimeoutError, a collective's error) propagate.
+// The workload of options.collective at one size of the sweep, with every
+// device's expected result under --check; nullopt when the size leaves no
+// element per device.
+std::optional<Workload> prepare_size(const BenchOptions& options, size_t bytes);
+
+// One launch on `runtime` (which must have the mesh's devices) running `work`
+// with `algorithm` (a registered name, "auto", or "" for the runtime's
+// choice), turned into a row. Errors of the launch (TimeoutError, a
+// collective's error) propagate.
+Row time_workload(Runtime& runtime, const BenchOptions& options, const Workload& work,
+                  std::string_view algorithm);
+
+// prepare_size, then time_workload with `algorithm` (options.algo unless
+// given; not "all").
 std::optional<Row> run_size(Runtime& runtime, const BenchOptions& options, size_t bytes);
+std::optional<Row> run_size(Runtime& runtime, const BenchOptions& options, size_t bytes,
+                            std::string_view algorithm);
 
 }  // namespace meshsim::cli

@@ -1,7 +1,8 @@
 // meshsim: the command-line tool. `meshsim bench <collective>` benchmarks a
 // collective on a simulated mesh in the nccl-tests convention (see
-// `meshsim bench --help`); `meshsim layout` draws which devices hold which
-// block of an array under a sharding.
+// `meshsim bench --help`); `meshsim algorithms` lists the algorithms each
+// collective can run; `meshsim layout` draws which devices hold which block
+// of an array under a sharding.
 
 #include <unistd.h>
 
@@ -10,6 +11,7 @@
 #include <iostream>
 
 #include "meshsim/mesh/error.h"
+#include "tools/algorithms_command.h"
 #include "tools/bench_options.h"
 #include "tools/bench_run.h"
 #include "tools/layout_command.h"
@@ -30,6 +32,9 @@ int main(int argc, char** argv) {
   CLI::App* layout = app.add_subcommand(
       "layout", "Draw which devices hold which block of a 1-D or 2-D array under a sharding");
   meshsim::cli::LayoutCommand layout_command(*layout);
+  CLI::App* algorithms = app.add_subcommand(
+      "algorithms", "List every collective's algorithms: preconditions, cost, tunables");
+  meshsim::cli::AlgorithmsCommand algorithms_command(*algorithms);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -42,6 +47,16 @@ int main(int argc, char** argv) {
       return 0;
     } catch (const meshsim::Error& e) {
       std::cerr << "meshsim layout: " << e.what() << "\n";
+      return kExitBadUsage;
+    }
+  }
+
+  if (algorithms->parsed()) {
+    try {
+      meshsim::cli::run_algorithms(algorithms_command.options(), std::cout);
+      return 0;
+    } catch (const meshsim::Error& e) {
+      std::cerr << "meshsim algorithms: " << e.what() << "\n";
       return kExitBadUsage;
     }
   }
