@@ -24,11 +24,13 @@
 #include "meshsim/runtime/exec/errors.h"             // IWYU pragma: export
 #include "meshsim/runtime/exec/runtime.h"            // IWYU pragma: export
 #include "meshsim/runtime/exec/wait_policy.h"        // IWYU pragma: export
+#include "meshsim/collectives/algorithms/registry.h"  // IWYU pragma: export
 #include "meshsim/collectives/all_gather.h"          // IWYU pragma: export
 #include "meshsim/collectives/all_to_all.h"          // IWYU pragma: export
 #include "meshsim/collectives/argreduce.h"           // IWYU pragma: export
 #include "meshsim/collectives/async.h"               // IWYU pragma: export
 #include "meshsim/collectives/axis.h"                // IWYU pragma: export
+#include "meshsim/collectives/barrier.h"             // IWYU pragma: export
 #include "meshsim/collectives/pbroadcast.h"          // IWYU pragma: export
 #include "meshsim/collectives/ppermute.h"            // IWYU pragma: export
 #include "meshsim/collectives/psum_scatter.h"        // IWYU pragma: export

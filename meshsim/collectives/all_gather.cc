@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "meshsim/collectives/algorithms/internal/run_algorithm.h"
 #include "meshsim/collectives/internal/axis_checks.h"
 #include "meshsim/collectives/internal/meeting.h"
 #include "meshsim/runtime/array/internal/box_copy.h"
@@ -41,24 +42,42 @@ Array all_gather(DeviceContext& ctx, const Array& x, AxisNames axes,
   detail::check_result_shape(out_shape, x.dtype(), kOp, axes, x.shape());
   Array out = Array::empty(std::move(out_shape), x.dtype());
   std::byte* const out_bytes = out.mutable_bytes();
-  meeting.publish(CollectiveCall(kOp, x.dtype(), x.shape())
-                      .param("axis", axis)
-                      .param("tiled", options.tiled),
-                  x.bytes(), out_bytes);
-  // Nothing to move, and the row products below could overflow when a zero
-  // dim hides huge ones: only check the calls match.
+  const AlgorithmChoice choice = choose_algorithm(
+      ctx, kOp, axes, call_shape(meeting, Collective::kAllGather, x.nbytes(), x.size()),
+      options.algorithm);
+  CollectiveCall call(kOp, x.dtype(), x.shape());
+  call.param("axis", axis).param("tiled", options.tiled);
+  call.algorithm = choice.name;
+  // The row products below could overflow when a zero dim hides huge ones.
+  int64_t rows = 1;
+  int64_t run = 1;
+  if (x.size() > 0) {
+    for (int d = 0; d < axis; ++d) rows *= x.shape()[d];
+    for (int d = axis; d < x.rank(); ++d) run *= x.shape()[d];
+  }
+  const size_t esize = dtype_size(x.dtype());
+  const std::array<int64_t, 2> chunk = {rows, run}, whole = {rows, n * run}, origin = {0, 0};
+  const BoxCopy copy(esize, chunk, chunk, origin, whole, origin);
+  if (!choice.is_direct()) {
+    // Algorithms gather whole blocks; with dims before `axis` the blocks are
+    // then interleaved row by row into the result.
+    Array blocks = rows == 1 ? Array() : Array::empty({n, x.size()}, x.dtype());
+    std::byte* const gathered = rows == 1 ? out_bytes : blocks.mutable_bytes();
+    run_algorithm(meeting, choice, Collective::kAllGather, call,
+                  AllGatherArgs{x.bytes(), gathered, x.nbytes()});
+    if (rows != 1) {
+      for (int r = 0; r < n; ++r) {
+        copy.copy_all(gathered + r * x.nbytes(), out_bytes + r * run * static_cast<int64_t>(esize));
+      }
+    }
+    return out;
+  }
+  meeting.publish(call, x.bytes(), out_bytes);
+  // Nothing to move: only check the calls match.
   if (x.size() == 0) {
     meeting.meet();
     return out;
   }
-
-  int64_t rows = 1;
-  for (int d = 0; d < axis; ++d) rows *= x.shape()[d];
-  int64_t run = 1;
-  for (int d = axis; d < x.rank(); ++d) run *= x.shape()[d];
-  const size_t esize = dtype_size(x.dtype());
-  const std::array<int64_t, 2> chunk = {rows, run}, whole = {rows, n * run}, origin = {0, 0};
-  const BoxCopy copy(esize, chunk, chunk, origin, whole, origin);
   const auto gather_into = [&](void* dst) {
     for (int r = 0; r < n; ++r) {
       copy.copy_all(static_cast<const std::byte*>(meeting.peer(r).input),

@@ -17,6 +17,8 @@
 // Members that disagree on dtype, shape, axis or tiled get
 // CollectiveMismatchError.
 
+#include <string>
+
 #include "meshsim/mesh/axis_groups.h"
 #include "meshsim/runtime/array/array.h"
 #include "meshsim/runtime/comm/axis_names.h"
@@ -28,6 +30,9 @@ struct AllGatherOptions {
   int axis = 0;
   bool tiled = false;
   AxisIndexGroups axis_index_groups = {};
+  // How it runs: "" for the runtime's choice, "auto", or a name of
+  // algorithms/registry.h.
+  std::string algorithm = {};
 };
 
 Array all_gather(DeviceContext& ctx, const Array& x, AxisNames axes,

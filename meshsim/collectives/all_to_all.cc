@@ -7,6 +7,7 @@
 #include <span>
 #include <string>
 
+#include "meshsim/collectives/algorithms/internal/run_algorithm.h"
 #include "meshsim/collectives/internal/axis_checks.h"
 #include "meshsim/collectives/internal/meeting.h"
 #include "meshsim/mesh/error.h"
@@ -86,7 +87,7 @@ constexpr CallNames kPswapaxes{"pswapaxes", "axis", nullptr};
 //   reads and writes S bytes.
 Array all_to_all_impl(DeviceContext& ctx, const CallNames& names, const Array& x, AxisNames axes,
                       int split_axis, int concat_axis, bool tiled,
-                      const AxisIndexGroups& index_groups) {
+                      const AxisIndexGroups& index_groups, std::string_view algorithm) {
   const char* const op = names.op;
   Meeting meeting(ctx, axes, index_groups, op);
   detail::require_equal_group_sizes(ctx, meeting.group_set(), op);
@@ -118,13 +119,21 @@ Array all_to_all_impl(DeviceContext& ctx, const CallNames& names, const Array& x
   detail::check_result_shape(out_shape, x.dtype(), op, axes, x.shape());
   Array out = Array::empty(std::move(out_shape), x.dtype());
   std::byte* const out_bytes = out.mutable_bytes();
+  const AlgorithmChoice choice = choose_algorithm(
+      ctx, op, axes, call_shape(meeting, Collective::kAllToAll, x.nbytes(), x.size()), algorithm);
   CollectiveCall call(op, x.dtype(), x.shape());
   call.param(names.split, split);
   if (names.concat != nullptr) call.param(names.concat, concat).param("tiled", tiled);
-  meeting.publish(call, x.bytes(), out_bytes);
+  call.algorithm = choice.name;
   // Nothing to move, and the layout's dim products could overflow when a zero
   // dim hides huge ones: only check the calls match.
   if (x.size() == 0) {
+    if (!choice.is_direct()) {
+      run_algorithm(meeting, choice, Collective::kAllToAll, call,
+                    AllToAllArgs{nullptr, out_bytes, 0});
+      return out;
+    }
+    meeting.publish(call, x.bytes(), out_bytes);
     meeting.meet();
     return out;
   }
@@ -145,6 +154,26 @@ Array all_to_all_impl(DeviceContext& ctx, const CallNames& names, const Array& x
       layout.chunk[layout.split_at] * byte_stride(layout.in, layout.split_at, esize);
   const int64_t block_step =
       layout.chunk[layout.concat_at] * byte_stride(layout.out, layout.concat_at, esize);
+  if (!choice.is_direct()) {
+    // Algorithms move whole blocks: pack chunk j of x as block j, run, and
+    // unpack block s (from member s) to its place along concat_axis.
+    const BoxCopy pack(esize, layout.chunk, layout.in, origin, layout.chunk, origin);
+    const BoxCopy unpack(esize, layout.chunk, layout.chunk, origin, layout.out, origin);
+    const int64_t block_bytes = static_cast<int64_t>(x.nbytes()) / n;
+    Array packed = Array::empty({x.size()}, x.dtype());
+    Array received = Array::empty({x.size()}, x.dtype());
+    for (int j = 0; j < n; ++j) {
+      pack.copy_all(x.bytes() + j * chunk_step, packed.mutable_bytes() + j * block_bytes);
+    }
+    run_algorithm(meeting, choice, Collective::kAllToAll, call,
+                  AllToAllArgs{packed.bytes(), received.mutable_bytes(),
+                               static_cast<size_t>(block_bytes)});
+    for (int s = 0; s < n; ++s) {
+      unpack.copy_all(received.bytes() + s * block_bytes, out_bytes + s * block_step);
+    }
+    return out;
+  }
+  meeting.publish(call, x.bytes(), out_bytes);
   const auto receive_into = [&](int rank, void* dst) {
     for (int s = 0; s < n; ++s) {
       copy.copy_all(static_cast<const std::byte*>(meeting.peer(s).input) + rank * chunk_step,
@@ -161,13 +190,13 @@ Array all_to_all_impl(DeviceContext& ctx, const CallNames& names, const Array& x
 Array all_to_all(DeviceContext& ctx, const Array& x, AxisNames axes, int split_axis,
                  int concat_axis, const AllToAllOptions& options) {
   return all_to_all_impl(ctx, kAllToAll, x, axes, split_axis, concat_axis, options.tiled,
-                         options.axis_index_groups);
+                         options.axis_index_groups, options.algorithm);
 }
 
 Array pswapaxes(DeviceContext& ctx, const Array& x, AxisNames axes, int axis,
                 const AxisIndexGroups& axis_index_groups) {
   return all_to_all_impl(ctx, kPswapaxes, x, axes, axis, axis, /*tiled=*/false,
-                         axis_index_groups);
+                         axis_index_groups, {});
 }
 
 }  // namespace meshsim

@@ -26,6 +26,8 @@
 // an unknown or repeated axis. Members that disagree on dtype, shape, axes
 // arguments or tiled get CollectiveMismatchError.
 
+#include <string>
+
 #include "meshsim/mesh/axis_groups.h"
 #include "meshsim/runtime/array/array.h"
 #include "meshsim/runtime/comm/axis_names.h"
@@ -36,6 +38,9 @@ namespace meshsim {
 struct AllToAllOptions {
   bool tiled = false;
   AxisIndexGroups axis_index_groups = {};
+  // How it runs: "" for the runtime's choice, "auto", or a name of
+  // algorithms/registry.h.
+  std::string algorithm = {};
 };
 
 Array all_to_all(DeviceContext& ctx, const Array& x, AxisNames axes, int split_axis,

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <string>
 
+#include "meshsim/collectives/algorithms/internal/run_algorithm.h"
 #include "meshsim/collectives/internal/meeting.h"
 #include "meshsim/mesh/error.h"
 
@@ -20,7 +21,8 @@ namespace meshsim {
 // the source could otherwise write into the results, after the collective,
 // through a span it took before.
 // Cost: 1 barrier (small) or 2; S bytes copied per member.
-Array pbroadcast(DeviceContext& ctx, const Array& x, AxisNames axes, int source) {
+Array pbroadcast(DeviceContext& ctx, const Array& x, AxisNames axes, int source,
+                 std::string_view algorithm) {
   Meeting meeting(ctx, axes, {}, "pbroadcast");
   if (source < 0 || source >= meeting.size()) {
     throw InvalidArgumentError("pbroadcast over " + axes.to_string() + ": source " +
@@ -30,8 +32,18 @@ Array pbroadcast(DeviceContext& ctx, const Array& x, AxisNames axes, int source)
   }
   Array out = Array::empty(x.shape(), x.dtype());
   const size_t nbytes = x.nbytes();
-  meeting.publish(CollectiveCall("pbroadcast", x.dtype(), x.shape()).param("source", source),
-                  x.bytes(), out.mutable_bytes());
+  const AlgorithmChoice choice = choose_algorithm(
+      ctx, "pbroadcast", axes,
+      call_shape(meeting, Collective::kBroadcast, nbytes, x.size()), algorithm);
+  CollectiveCall call("pbroadcast", x.dtype(), x.shape());
+  call.param("source", source);
+  call.algorithm = choice.name;
+  if (!choice.is_direct()) {
+    run_algorithm(meeting, choice, Collective::kBroadcast, call,
+                  BroadcastArgs{x.bytes(), out.mutable_bytes(), nbytes, source});
+    return out;
+  }
+  meeting.publish(call, x.bytes(), out.mutable_bytes());
   meeting.run_direct(static_cast<size_t>(meeting.size()) * nbytes, [&](int, void* output) {
     if (nbytes > 0) std::memcpy(output, meeting.peer(source).input, nbytes);
   });

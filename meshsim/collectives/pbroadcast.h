@@ -11,12 +11,17 @@
 // in the member's own storage: nothing the source does afterwards, through any
 // handle or span, changes it.
 
+#include <string_view>
+
 #include "meshsim/runtime/array/array.h"
 #include "meshsim/runtime/comm/axis_names.h"
 #include "meshsim/runtime/exec/device_context.h"
 
 namespace meshsim {
 
-Array pbroadcast(DeviceContext& ctx, const Array& x, AxisNames axes, int source);
+// `algorithm`: "" for the runtime's choice, "auto", or a name of
+// algorithms/registry.h.
+Array pbroadcast(DeviceContext& ctx, const Array& x, AxisNames axes, int source,
+                 std::string_view algorithm = {});
 
 }  // namespace meshsim

@@ -1,15 +1,50 @@
 #include "meshsim/collectives/psum_scatter.h"
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
+#include "meshsim/collectives/algorithms/internal/run_algorithm.h"
 #include "meshsim/collectives/internal/axis_checks.h"
 #include "meshsim/collectives/internal/meeting.h"
 #include "meshsim/collectives/internal/reduction.h"
 #include "meshsim/mesh/error.h"
+#include "meshsim/runtime/array/internal/box_copy.h"
 
 namespace meshsim {
+namespace {
+
+// A point-to-point algorithm reduces whole blocks: block r (for rank r) is
+// made contiguous first when dims before `dim` interleave the blocks, and a
+// sum of bool is counted in int32.
+void run_reduce_scatter_algorithm(Meeting& meeting, const AlgorithmChoice& choice,
+                                  const CollectiveCall& call, const Array& x, int dim, Array& out) {
+  const int n = meeting.size();
+  const DType dtype = out.dtype();
+  const Array in = x.dtype() == dtype ? x : x.astype(dtype);
+  int64_t rows = 1;
+  if (x.size() > 0) {
+    for (int d = 0; d < dim; ++d) rows *= x.shape()[d];
+  }
+  const int64_t count = x.size() / n;  // per block
+  Array blocks = in;
+  if (rows != 1 && count > 0) {
+    const int64_t run = count / rows;
+    const size_t esize = dtype_size(dtype);
+    const std::array<int64_t, 2> chunk = {rows, run}, whole = {rows, n * run}, origin = {0, 0};
+    const BoxCopy copy(esize, chunk, whole, origin, chunk, origin);
+    blocks = Array::empty({static_cast<int64_t>(n), count}, dtype);
+    for (int r = 0; r < n; ++r) {
+      copy.copy_all(in.bytes() + r * run * static_cast<int64_t>(esize),
+                    blocks.mutable_bytes() + r * count * static_cast<int64_t>(esize));
+    }
+  }
+  run_algorithm(meeting, choice, Collective::kReduceScatter, call,
+                ReduceScatterArgs{blocks.bytes(), out.mutable_bytes(), count, dtype, ReduceOp::kSum});
+}
+
+}  // namespace
 
 // The direct reduce-scatter.
 // Words: n = group size, S = bytes of x, rank = place in the group. Seen as
@@ -50,10 +85,18 @@ Array psum_scatter(DeviceContext& ctx, const Array& x, AxisNames axes,
   const DType out_dtype = reduce_output_dtype(ReduceOp::kSum, x.dtype());
   Array out = Array::empty(std::move(out_shape), out_dtype);
   std::byte* const out_bytes = out.mutable_bytes();
-  meeting.publish(CollectiveCall(kOp, x.dtype(), x.shape())
-                      .param("scatter_dimension", dim)
-                      .param("tiled", options.tiled),
-                  x.bytes(), out_bytes);
+  const AlgorithmChoice choice = choose_algorithm(
+      ctx, kOp, axes,
+      call_shape(meeting, Collective::kReduceScatter, x.nbytes(), x.size(), ReduceOp::kSum),
+      options.algorithm);
+  CollectiveCall call(kOp, x.dtype(), x.shape());
+  call.param("scatter_dimension", dim).param("tiled", options.tiled);
+  call.algorithm = choice.name;
+  if (!choice.is_direct()) {
+    run_reduce_scatter_algorithm(meeting, choice, call, x, dim, out);
+    return out;
+  }
+  meeting.publish(call, x.bytes(), out_bytes);
   // Nothing to reduce, and the row product below could overflow when a zero
   // dim hides huge ones: only check the calls match.
   if (x.size() == 0) {

@@ -18,6 +18,8 @@
 // DuplicateAxisError for an unknown or repeated axis. Members that disagree on
 // dtype, shape, scatter_dimension or tiled get CollectiveMismatchError.
 
+#include <string>
+
 #include "meshsim/mesh/axis_groups.h"
 #include "meshsim/runtime/array/array.h"
 #include "meshsim/runtime/comm/axis_names.h"
@@ -29,6 +31,9 @@ struct PsumScatterOptions {
   int scatter_dimension = 0;
   bool tiled = false;
   AxisIndexGroups axis_index_groups = {};
+  // How it runs: "" for the runtime's choice, "auto", or a name of
+  // algorithms/registry.h.
+  std::string algorithm = {};
 };
 
 Array psum_scatter(DeviceContext& ctx, const Array& x, AxisNames axes,

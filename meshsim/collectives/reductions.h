@@ -3,8 +3,11 @@
 // named axes (one or several, major-to-minor), optionally within
 // axis_index_groups (each group reduced separately; groups must cover every
 // axis index exactly once). Every member of a group receives bitwise identical
-// results; psum of bool gives int32. Members must call the same operation with
+// results; psum of bool gives int32. `algorithm` chooses how it runs ("" for
+// the runtime's choice, "auto", or a name of algorithms/registry.h). Members must call the same operation with
 // the same dtype and shape, else every member gets CollectiveMismatchError.
+
+#include <string_view>
 
 #include "meshsim/mesh/axis_groups.h"
 #include "meshsim/runtime/array/array.h"
@@ -14,11 +17,11 @@
 namespace meshsim {
 
 Array psum(DeviceContext& ctx, const Array& x, AxisNames axes,
-           const AxisIndexGroups& axis_index_groups = {});
+           const AxisIndexGroups& axis_index_groups = {}, std::string_view algorithm = {});
 Array pmax(DeviceContext& ctx, const Array& x, AxisNames axes,
-           const AxisIndexGroups& axis_index_groups = {});
+           const AxisIndexGroups& axis_index_groups = {}, std::string_view algorithm = {});
 Array pmin(DeviceContext& ctx, const Array& x, AxisNames axes,
-           const AxisIndexGroups& axis_index_groups = {});
+           const AxisIndexGroups& axis_index_groups = {}, std::string_view algorithm = {});
 
 // jax.lax.pmean: psum(x) divided by the size of the device's group (its
 // axis_index_group when groups are given, which may differ in size).
@@ -31,6 +34,6 @@ Array pmin(DeviceContext& ctx, const Array& x, AxisNames axes,
 //   float32, then divided in float32. int64 and uint32 sums above 2^24 round
 //   in that conversion.
 Array pmean(DeviceContext& ctx, const Array& x, AxisNames axes,
-            const AxisIndexGroups& axis_index_groups = {});
+            const AxisIndexGroups& axis_index_groups = {}, std::string_view algorithm = {});
 
 }  // namespace meshsim

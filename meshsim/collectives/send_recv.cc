@@ -18,7 +18,10 @@ Token psend(DeviceContext& ctx, const Array& x, AxisNames axes,
   // A copy: the message must not share storage with x, which the sender may
   // still write through a span it took before (copy-on-write cannot see that).
   if (destination >= 0) {
-    group.channels->between(group.rank, destination).send(DeviceHooks::waiter(ctx), x.clone());
+    const std::span<const int> ids = group.rendezvous->device_ids();
+    group.messages_sent->store(true, std::memory_order_relaxed);
+    group.fabric->link(ids[group.rank], ids[destination], Fabric::Lane::kMessages)
+        .post(DeviceHooks::waiter(ctx), x.clone());
   }
   return {};
 }
@@ -30,7 +33,10 @@ Array precv(DeviceContext& ctx, Token /*after*/, Shape shape, DType dtype, AxisN
   const int source =
       detail::perm_route(perm, group.rank, group.rendezvous->size(), "precv", axes).source;
   if (source < 0) return Array::zeros(std::move(shape), dtype);
-  Array message = group.channels->between(source, group.rank).receive(DeviceHooks::waiter(ctx));
+  const std::span<const int> ids = group.rendezvous->device_ids();
+  Link& link = group.fabric->link(ids[source], ids[group.rank], Fabric::Lane::kMessages);
+  Array message = std::move(link.next(DeviceHooks::waiter(ctx)).message);
+  link.release();
   if (message.dtype() != dtype || message.shape() != shape) {
     const std::string what =
         "precv over " + axes.to_string() + " on axis index " + std::to_string(group.rank) +

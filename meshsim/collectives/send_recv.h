@@ -6,17 +6,18 @@
 // naming the pair).
 //
 // psend: the member at a pair's source enqueues x for the member at the pair's
-//   destination and returns at once — unless that channel already holds
-//   Channel::kCapacity messages not yet received; then it waits for the
+//   destination and returns at once — unless the link between the two devices
+//   (the runtime's fabric, messages lane) already holds Link::kSlots messages
+//   not yet received; then it waits for the
 //   receiver to take one. A member that is no pair's source sends nothing.
 // precv: the member at a pair's destination waits for the oldest message from
 //   the pair's source not yet received, and returns it; it must have `shape`
 //   and `dtype` (else CollectiveShapeError / DTypeError naming both devices, and the
 //   message is consumed). A member that is no pair's destination returns zeros
 //   of `shape` and `dtype` at once.
-// Messages from one source to one destination arrive in the order they were
-// sent (FIFO), whatever perm each call names; psend and precv must name the
-// same axes. Nothing is checked across devices (there is no meeting): each
+// Messages from one source device to one destination device arrive in the
+// order they were sent (FIFO), whatever axes and perm each call names; psend
+// and precv must name the same axes. Nothing is checked across devices (there is no meeting): each
 // device validates its own perm. psend copies x into the message, so nothing
 // the sender does afterwards, through any handle or span, changes what the
 // receiver gets.

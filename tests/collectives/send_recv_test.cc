@@ -1,14 +1,14 @@
-// psend / precv: FIFO order over many messages (past the channel capacity),
+// psend / precv: FIFO order over many messages (past the link capacity),
 // ring exchanges against a reference over meshes, axes and dtypes, zeros for
 // non-destinations, deadlock reports instead of hangs, shape / dtype / perm
-// errors, and clean channels after an aborted launch.
+// errors, and clean links after an aborted launch.
 
 #include <gtest/gtest.h>
 
 #include <stdexcept>
 
 #include "meshsim/meshsim.h"
-#include "meshsim/runtime/comm/internal/channel.h"
+#include "meshsim/runtime/comm/internal/link.h"
 #include "support/expect_error.h"
 #include "support/param_names.h"
 
@@ -19,7 +19,7 @@ using Pairs = std::vector<std::pair<int, int>>;
 
 int32_t scalar_value(const Array& a) { return a.at<int32_t>({}); }
 
-// 200 messages from axis index 0 to 1, 25 times the channel capacity, so the
+// 200 messages from axis index 0 to 1, 25 times the link capacity, so the
 // sender keeps running ahead and waiting; they must arrive in order.
 TEST(SendRecvTest, ManyMessagesArriveInOrder) {
   constexpr int kMessages = 200;
@@ -42,7 +42,7 @@ TEST(SendRecvTest, ManyMessagesArriveInOrder) {
 }
 
 // FIFO per (source, destination) pair, whatever perm each call names.
-TEST(SendRecvTest, OnePairSharesItsChannelAcrossPerms) {
+TEST(SendRecvTest, OnePairSharesItsLinkAcrossPerms) {
   Runtime rt(3);
   const Pairs one = {{0, 1}};
   const Pairs two = {{2, 0}, {0, 1}};
@@ -161,14 +161,14 @@ TEST(SendRecvTest, PrecvWithoutPsendIsADeadlock) {
       DeadlockError, "device 1: waiting in precv on axes 'x'");
 }
 
-// A sender more than a channel's capacity ahead of a receiver that never
+// A sender more than a link.s capacity ahead of a receiver that never
 // comes waits for good: a deadlock, not a hang.
-TEST(SendRecvTest, PsendIntoAFullChannelIsADeadlock) {
+TEST(SendRecvTest, PsendIntoAFullLinkIsADeadlock) {
   Runtime rt(2);
   const Pairs perm = {{1, 0}};
   EXPECT_ERROR(rt.launch(Mesh::make({{"x", 2}}),
                          [&](DeviceContext& ctx) {
-                           for (uint32_t i = 0; i <= Channel::kCapacity; ++i) {
+                           for (uint32_t i = 0; i <= Link::kSlots; ++i) {
                              psend(ctx, Array::zeros({1}, DType::kFloat32), "x", perm);
                            }
                          }),
@@ -220,9 +220,9 @@ TEST(SendRecvTest, BadPermsAreInvalidPermutations) {
                "precv over 'x': pair (0, 2) of perm is out of range [-2, 2) for axis size 2");
 }
 
-// A launch that fails with messages still in a channel must not leak them
+// A launch that fails with messages still on a link must not leak them
 // into the next launch on the same mesh.
-TEST(SendRecvTest, AnAbortedLaunchEmptiesTheChannels) {
+TEST(SendRecvTest, AnAbortedLaunchEmptiesTheLinks) {
   Runtime rt(2);
   const Mesh mesh = Mesh::make({{"x", 2}});
   const Pairs perm = {{0, 1}};
@@ -270,7 +270,7 @@ TEST(SendRecvTest, UnreceivedMessagesFailTheLaunchAndAreDropped) {
                              precv(ctx, {}, {}, DType::kInt32, "x", perm);
                            }
                          }),
-               UnreceivedMessageError, "1 from device 0 to device 2 (axes 'x')");
+               UnreceivedMessageError, "1 from device 0 to device 2");
   int32_t received = -1;
   rt.launch(mesh, [&](DeviceContext& ctx) {
     if (ctx.position() == 0) {

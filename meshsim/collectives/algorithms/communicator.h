@@ -48,6 +48,7 @@
 namespace meshsim {
 
 struct CommunicatorState;
+class Link;
 
 class Communicator {
  public:
@@ -88,6 +89,8 @@ class Communicator {
   // data[i] = data[i] op peer's[i] for `count` elements of `dtype`.
   void recv_reduce(int peer, void* data, int64_t count, DType dtype, ReduceOp op);
   void wait_sends();
+  // recv_data must not overlap send_data (the peer may still be reading it):
+  // InvalidArgumentError.
   void sendrecv(int to, const void* send_data, int from, void* recv_data, size_t bytes);
   void sendrecv_reduce(int to, const void* send_data, int from, void* recv_data, int64_t count,
                        DType dtype, ReduceOp op);
@@ -109,13 +112,30 @@ class Communicator {
   CommunicatorState& state() { return *state_; }
 
  private:
+  struct Reduce {
+    ReduceOp op;
+    DType dtype;
+  };
   const void* peer_args_erased(int rank, const std::type_info& type) const;
+  void check_rank(int rank, const char* what) const;
+  std::string algorithm_name() const;
+  Link& link_to(int peer);
+  Link& link_from(int peer);
+  void post_segment(Link& link, const void* data, size_t bytes);
+  // Takes one segment of `bytes` from `link` into `data` (copy, or reduce
+  // when `reduce` is set); CollectiveShapeError if the sender posted another size.
+  void take_segment(Link& link, int peer, void* data, size_t bytes, const Reduce* reduce);
+  void receive(int peer, void* data, size_t bytes, const Reduce* reduce);
+  void exchange(int to, const void* send_data, int from, void* recv_data, size_t bytes,
+                const Reduce* reduce);
+
   std::unique_ptr<CommunicatorState> state_;
 };
 
 // acc[i] = acc[i] op in[i] for i in [0, count): the elementwise reduction every
 // built-in algorithm uses (same rules as psum: float16 / bfloat16 computed in
-// float32, NaN propagates through max / min, integers wrap).
+// float32 and rounded once per call, NaN propagates through max / min,
+// integers wrap). Not for a sum of bool (front-ends pass such sums as int32).
 void reduce_elements(ReduceOp op, DType dtype, void* acc, const void* in, int64_t count);
 
 }  // namespace meshsim

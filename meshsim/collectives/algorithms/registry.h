@@ -30,6 +30,7 @@
 // runtime runs, else RuntimeUsageError.
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -42,6 +43,7 @@
 namespace meshsim {
 
 class Runtime;
+class RuntimeImpl;
 struct RegistryTables;
 
 // A chosen algorithm name no registry entry has.
@@ -111,15 +113,28 @@ class AlgorithmRegistry {
   // The algorithms whose preconditions `shape` meets.
   std::vector<const AlgorithmInfo*> applicable(const CallShape& shape) const;
 
-  // For the runtime.
+  // "direct, ring, ..., auto": the names a call of `collective` may choose.
+  std::string valid_names(Collective collective) const;
+
+  // For the runtime and the built-ins.
   RegistryTables& tables() { return *tables_; }
   const RegistryTables& tables() const { return *tables_; }
-  // Set by the owning runtime: changes check it has no launch running.
-  void set_owner(Runtime* runtime) { owner_ = runtime; }
+  // Set by the owning runtime: changes then run only while it has no launch.
+  void set_owner(RuntimeImpl* runtime) { owner_ = runtime; }
+  // A built-in: like add(), but direct's entries carry no run function.
+  void add_builtin(Algorithm<AllReduceArgs> algorithm);
+  void add_builtin(Algorithm<AllGatherArgs> algorithm);
+  void add_builtin(Algorithm<ReduceScatterArgs> algorithm);
+  void add_builtin(Algorithm<AllToAllArgs> algorithm);
+  void add_builtin(Algorithm<BroadcastArgs> algorithm);
+  void add_builtin(Algorithm<BarrierArgs> algorithm);
 
  private:
-  void check_mutable() const;
-  Runtime* owner_ = nullptr;
+  template <class Args>
+  void add_entry(Collective collective, Algorithm<Args> algorithm, bool builtin);
+  // Runs `change` while the owner has no launch (RuntimeUsageError otherwise).
+  void mutate(const char* what, const std::function<void()>& change);
+  RuntimeImpl* owner_ = nullptr;
   std::unique_ptr<RegistryTables> tables_;
 };
 

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "meshsim/collectives/algorithms/internal/run_algorithm.h"
 #include "meshsim/collectives/internal/meeting.h"
 
 namespace meshsim::detail {
@@ -20,7 +21,8 @@ std::pair<int64_t, int64_t> slice_of(int rank, int n, int64_t count, size_t elem
 }  // namespace
 
 Array all_reduce(DeviceContext& ctx, const char* op_name, ReduceOp op, const Array& x,
-                 AxisNames axes, const AxisIndexGroups& index_groups, DType call_dtype) {
+                 AxisNames axes, const AxisIndexGroups& index_groups, DType call_dtype,
+                 std::string_view algorithm) {
   Meeting meeting(ctx, axes, index_groups, op_name);
   const DType out_dtype = reduce_output_dtype(op, x.dtype());
   Array out = Array::empty(x.shape(), out_dtype);
@@ -28,7 +30,19 @@ Array all_reduce(DeviceContext& ctx, const char* op_name, ReduceOp op, const Arr
   std::byte* const out_bytes = out.mutable_bytes();
   const int n = meeting.size();
   const int rank = meeting.rank();
-  meeting.publish(CollectiveCall(op_name, call_dtype, x.shape()), x.bytes(), out_bytes);
+  const AlgorithmChoice choice = choose_algorithm(
+      ctx, op_name, axes, call_shape(meeting, Collective::kAllReduce, x.nbytes(), count, op),
+      algorithm);
+  CollectiveCall call(op_name, call_dtype, x.shape());
+  call.algorithm = choice.name;
+  if (!choice.is_direct()) {
+    // Algorithms reduce within one dtype: a sum of bool counts in int32.
+    const Array in = x.dtype() == out_dtype ? x : x.astype(out_dtype);
+    const AllReduceArgs args{in.bytes(), out_bytes, count, out_dtype, op};
+    run_algorithm(meeting, choice, Collective::kAllReduce, call, args);
+    return out;
+  }
+  meeting.publish(call, x.bytes(), out_bytes);
   const auto input_of = [&](int r) { return meeting.peer(r).input; };
 
   if (x.nbytes() * n <= Meeting::kLeaderBytes) {

@@ -13,6 +13,8 @@
 //   each member reads S + (n-1)/n·S and writes S bytes.
 // Both paths give the same bits: every element is reduced once, in rank order.
 
+#include <string_view>
+
 #include "meshsim/collectives/internal/reduction.h"
 #include "meshsim/mesh/axis_groups.h"
 #include "meshsim/runtime/array/array.h"
@@ -24,7 +26,10 @@ namespace meshsim::detail {
 // `call_dtype` is the dtype published for the mismatch check: the caller's,
 // which differs from x's when x is a converted copy (pmean reduces float16 and
 // bfloat16 in float32, yet a float32 caller must not match a bfloat16 one).
+// `algorithm` is the call's own choice ("" for the runtime's): any other
+// algorithm than direct runs on the fabric (algorithms/registry.h).
 Array all_reduce(DeviceContext& ctx, const char* op_name, ReduceOp op, const Array& x,
-                 AxisNames axes, const AxisIndexGroups& index_groups, DType call_dtype);
+                 AxisNames axes, const AxisIndexGroups& index_groups, DType call_dtype,
+                 std::string_view algorithm);
 
 }  // namespace meshsim::detail

@@ -36,6 +36,7 @@ class Meeting {
   int rank() const { return group_.rank; }
   const GroupSet& group_set() const { return *group_.set; }
   Rendezvous& rendezvous() { return *group_.rendezvous; }
+  const GroupRef& group() const { return group_; }
   DeviceContext& context() { return ctx_; }
 
   void publish(const CollectiveCall& call, const void* input, void* output,

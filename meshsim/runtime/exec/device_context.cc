@@ -61,6 +61,31 @@ int DeviceContext::axis_size(AxisNames axes) const {
   return meshsim::axis_size(launch_->mesh().mesh().abstract_mesh(), names);
 }
 
+std::span<const CollectiveRecord> DeviceContext::collective_records() const {
+  check_usable("collective_records()");
+  return device_.records;
+}
+
+size_t DeviceContext::dropped_collective_records() const {
+  check_usable("dropped_collective_records()");
+  return device_.records_dropped;
+}
+
+void DeviceHooks::record(DeviceContext& ctx, const CollectiveRecord& record) {
+  DeviceState& device = ctx.device_;
+  if (device.records.size() < DeviceContext::kMaxCollectiveRecords) {
+    device.records.push_back(record);
+  } else {
+    ++device.records_dropped;
+  }
+}
+
+void DeviceHooks::fail_and_settle(DeviceContext& ctx, std::exception_ptr error) {
+  ctx.launch_->fail_and_settle(ctx.device_, std::move(error));
+}
+
+RuntimeImpl& DeviceHooks::runtime(DeviceContext& ctx) { return ctx.device_.runtime; }
+
 Waiter& DeviceHooks::waiter(DeviceContext& ctx) {
   ctx.check_usable("a wait");
   return ctx.device_.waiter;

@@ -18,6 +18,7 @@
 
 #include "meshsim/mesh/mesh.h"
 #include "meshsim/runtime/comm/axis_names.h"
+#include "meshsim/runtime/exec/collective_record.h"
 
 namespace meshsim {
 
@@ -39,6 +40,14 @@ class DeviceContext {
   // AxisError for an axis the mesh does not have or a repeated one.
   int axis_index(AxisNames axes) const;
   int axis_size(AxisNames axes) const;
+
+  // The collectives this device ran in the current launch, in call order:
+  // front-end, algorithm, what chose it (at most kMaxCollectiveRecords; later
+  // calls are only counted in dropped_collective_records()). The strings stay
+  // valid as long as the Runtime.
+  static constexpr size_t kMaxCollectiveRecords = 1024;
+  std::span<const CollectiveRecord> collective_records() const;
+  size_t dropped_collective_records() const;
 
  private:
   friend class Launch;

@@ -93,7 +93,10 @@ spdlog::logger& Runtime::logger() { return impl_->logger(); }
 size_t Runtime::interned_mesh_count() { return impl_->interned_mesh_count(); }
 
 RuntimeImpl::RuntimeImpl(RuntimeOptions options, int max_devices, int start_now)
-    : options_(options), max_devices_(max_devices), logger_(make_runtime_logger()) {
+    : options_(options),
+      max_devices_(max_devices),
+      logger_(make_runtime_logger()),
+      fabric_(std::max(1, max_devices)) {
   if (max_devices < 1) {
     throw InvalidArgumentError("RuntimeOptions::max_devices must be at least 1, got " +
                                std::to_string(max_devices));
@@ -115,6 +118,28 @@ RuntimeImpl::RuntimeImpl(RuntimeOptions options, int max_devices, int start_now)
     stop_devices();  // no destructor runs for a constructor that throws
     throw;
   }
+}
+
+RuntimeExtension& RuntimeImpl::extension(FunctionRef<std::unique_ptr<RuntimeExtension>()> make) {
+  if (RuntimeExtension* made = extension_ptr_.load(std::memory_order_acquire)) return *made;
+  std::lock_guard lock(extension_mu_);
+  if (extension_ == nullptr) {
+    extension_ = make();
+    extension_ptr_.store(extension_.get(), std::memory_order_release);
+  }
+  return *extension_;
+}
+
+void RuntimeImpl::while_idle(const char* what, FunctionRef<void()> change) {
+  if (calling_device() != nullptr) {
+    throw RuntimeUsageError(std::string(what) + " from a device of the runtime, during a launch");
+  }
+  std::lock_guard lock(in_flight_mu_);
+  if (launches_in_flight_ != 0) {
+    throw RuntimeUsageError(std::string(what) + " while " + std::to_string(launches_in_flight_) +
+                            " launch(es) of the runtime run");
+  }
+  change();
 }
 
 RuntimeImpl::~RuntimeImpl() {
@@ -157,7 +182,7 @@ DeviceState& RuntimeImpl::device(int id) {
   if (started_.size() == started_.capacity()) {
     started_.reserve(std::max<size_t>(16, 2 * started_.size()));
   }
-  auto state = std::make_unique<DeviceState>(id);
+  auto state = std::make_unique<DeviceState>(id, *this);
   state->thread = std::thread([this, d = state.get()] { device_main(*d); });
   DeviceState* device = started_.emplace_back(std::move(state)).get();
   size_t slot = std::hash<std::thread::id>{}(device->thread.get_id()) & by_thread_mask_;
@@ -220,7 +245,7 @@ std::shared_ptr<MeshState> RuntimeImpl::intern(const Mesh& mesh) {
     meshes_.splice(meshes_.begin(), meshes_, it->second);  // iterators stay valid
     return it->second->state;
   }
-  meshes_.push_front({hash, std::make_shared<MeshState>(mesh)});
+  meshes_.push_front({hash, std::make_shared<MeshState>(mesh, fabric_)});
   mesh_index_.emplace(hash, meshes_.begin());
   std::shared_ptr<MeshState> fresh = meshes_.front().state;
   // Drop the least recently launched meshes no launch holds. use_count() is

@@ -97,6 +97,7 @@ class Runtime {
   size_t interned_mesh_count();
 
  private:
+  friend struct RuntimeHooks;  // internal access for the collectives layer
   std::unique_ptr<RuntimeImpl> impl_;
 };
 

@@ -29,15 +29,19 @@ Mesh pair_mesh(const std::string& axis, int a, int b) {
 }
 
 // The exchange every launch here runs: each device of a two-device mesh sends
-// its id to the other through the group's channels; `got[position]` is what
+// its id to the other over the runtime's fabric; `got[position]` is what
 // it received.
 void exchange(DeviceContext& ctx, std::vector<int>& got) {
   const std::string axis = ctx.mesh().abstract_mesh().axis_names()[0];
   const GroupRef group = DeviceHooks::group(ctx, axis);
   Waiter& waiter = DeviceHooks::waiter(ctx);
   const int peer = 1 - group.rank;
-  group.channels->between(group.rank, peer).send(waiter, Array::scalar<int32_t>(ctx.device_id()));
-  got[ctx.position()] = group.channels->between(peer, group.rank).receive(waiter).at<int32_t>({});
+  const std::span<const int> ids = group.rendezvous->device_ids();
+  group.fabric->link(ids[group.rank], ids[peer], Fabric::Lane::kMessages)
+      .post(waiter, Array::scalar<int32_t>(ctx.device_id()));
+  Link& in = group.fabric->link(ids[peer], ids[group.rank], Fabric::Lane::kMessages);
+  got[ctx.position()] = in.next(waiter).message.at<int32_t>({});
+  in.release();
 }
 
 std::vector<int> launch_exchange(Runtime& rt, const Mesh& mesh) {

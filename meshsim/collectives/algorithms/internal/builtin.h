@@ -1,8 +1,8 @@
 #pragma once
 // The built-in algorithms, one function per algorithm, each defined in its own
 // file under algorithms/builtin/<collective>/ with a prose block stating its
-// words and its cost. register_builtin_algorithms adds them all (direct
-// first: it is the default).
+// words and its cost. register_builtin_algorithms adds them all: direct first
+// (it is the default), then each collective's register.cc adds the rest.
 
 #include "meshsim/collectives/algorithms/algorithm.h"
 
@@ -12,11 +12,19 @@ class AlgorithmRegistry;
 
 void register_builtin_algorithms(AlgorithmRegistry& registry);
 
+// One per collective, in builtin/<collective>/register.cc.
+void register_all_reduce_algorithms(AlgorithmRegistry& registry);
+void register_all_gather_algorithms(AlgorithmRegistry& registry);
+void register_reduce_scatter_algorithms(AlgorithmRegistry& registry);
+void register_all_to_all_algorithms(AlgorithmRegistry& registry);
+void register_broadcast_algorithms(AlgorithmRegistry& registry);
+void register_barrier_algorithms(AlgorithmRegistry& registry);
+
 namespace builtin {
 
 // "direct" of every collective: shared memory, zero copy. Front-ends run it
-// natively; these entries carry its description, cost and a run function
-// over the flat Args (used when a front-end cannot run it natively).
+// natively, so these entries carry its description and cost, and no run
+// function (builtin/direct.cc).
 Algorithm<AllReduceArgs> all_reduce_direct();
 Algorithm<AllGatherArgs> all_gather_direct();
 Algorithm<ReduceScatterArgs> reduce_scatter_direct();

@@ -36,7 +36,7 @@ void CollectiveCall::add_param(const Param& p) {
 
 bool CollectiveCall::same_as(const CollectiveCall& other) const {
   if (!same_text(op, other.op) || dtype != other.dtype || num_params != other.num_params ||
-      !same_text(list_name, other.list_name) || !std::ranges::equal(shape, other.shape) ||
+      !same_text(list_name, other.list_name) || !same_text(algorithm, other.algorithm) || !std::ranges::equal(shape, other.shape) ||
       !std::ranges::equal(list, other.list)) {
     return false;
   }
@@ -60,6 +60,7 @@ uint64_t CollectiveCall::signature() const {
     h.value(static_cast<uint64_t>(params[i].value));
   }
   h.str(list_name);
+  h.str(algorithm);
   h.value(list.size());
   for (int64_t v : list) h.value(static_cast<uint64_t>(v));
   return h.h;
@@ -76,6 +77,10 @@ std::string CollectiveCall::describe() const {
     out += ", " + std::string(list_name) + "=[";
     for (size_t i = 0; i < list.size(); ++i) out += (i ? ", " : "") + std::to_string(list[i]);
     out += "]";
+  }
+  // The default is left out, so messages of ordinary calls stay short.
+  if (*algorithm != '\0' && std::strcmp(algorithm, "direct") != 0) {
+    out += ", algorithm=" + std::string(algorithm);
   }
   return out + ")";
 }

@@ -31,6 +31,9 @@ struct CollectiveCall {
   std::span<const int64_t> shape;  // the caller's; valid while it is in the collective
   std::array<Param, kMaxParams> params{};
   int num_params = 0;
+  // The algorithm chosen to run it (a registry name; "" where a collective
+  // has no algorithms to choose from): members must agree on it.
+  const char* algorithm = "";
   // A list parameter (e.g. ppermute's flattened pairs); empty when unused.
   const char* list_name = "";
   std::span<const int64_t> list;

@@ -7,10 +7,16 @@ std::atomic<uint64_t> mesh_states_created{0};
 
 }  // namespace
 
-MeshState::MeshState(Mesh mesh)
-    : mesh_(std::move(mesh)), id_(mesh_states_created.fetch_add(1, std::memory_order_relaxed)) {
+MeshState::MeshState(Mesh mesh, Fabric& fabric)
+    : mesh_(std::move(mesh)),
+      id_(mesh_states_created.fetch_add(1, std::memory_order_relaxed)),
+      fabric_(fabric) {
   coords_.reserve(mesh_.size());
   for (int p = 0; p < mesh_.size(); ++p) coords_.push_back(mesh_.abstract_mesh().coords(p));
+  for (int id : mesh_.device_ids()) {
+    if (static_cast<size_t>(id) >= is_member_.size()) is_member_.resize(id + 1, false);
+    is_member_[id] = true;
+  }
 }
 
 uint64_t MeshState::created_count() { return mesh_states_created.load(std::memory_order_relaxed); }
@@ -38,35 +44,29 @@ GroupRef MeshState::group(AxisNames axes, const AxisIndexGroups& index_groups, i
       fresh.rendezvous.push_back(std::make_unique<Rendezvous>(
           std::move(ids), "axes " + axes.to_string() + ", group " + std::to_string(g) + " of " +
                               std::to_string(members.size())));
-      fresh.channels.push_back(
-          std::make_unique<GroupChannels>(static_cast<int>(members[g].size()), &channels_used_));
     }
     set = &sets_.emplace_back(std::move(fresh));
   }
   const int g = set->layout.group_of[position];
-  return {set, set->rendezvous[g].get(), set->layout.rank_of[position], set->channels[g].get()};
+  return {set, set->rendezvous[g].get(), set->layout.rank_of[position], &fabric_,
+          &messages_sent_};
 }
 
 void MeshState::reset_after_abort() {
-  std::lock_guard lock(mu_);
-  for (GroupSet& set : sets_) {
-    for (auto& r : set.rendezvous) r->reset();
-    for (auto& c : set.channels) c->reset();
+  {
+    std::lock_guard lock(mu_);
+    for (GroupSet& set : sets_) {
+      for (auto& r : set.rendezvous) r->reset();
+    }
   }
+  fabric_.reset([this](int id) { return static_cast<size_t>(id) < is_member_.size() && is_member_[id]; });
+  messages_sent_.store(false, std::memory_order_relaxed);
 }
 
 std::string MeshState::take_unreceived_messages() {
-  if (!channels_used_.load(std::memory_order_relaxed)) return "";
-  std::lock_guard lock(mu_);
-  std::string out;
-  for (GroupSet& set : sets_) {
-    for (size_t g = 0; g < set.channels.size(); ++g) {
-      const std::string found = set.channels[g]->take_unreceived(set.rendezvous[g]->device_ids());
-      if (found.empty()) continue;
-      out += (out.empty() ? "" : "; ") + found + " (axes " + AxisNames(set.axes).to_string() + ")";
-    }
-  }
-  return out;
+  if (!messages_sent_.exchange(false, std::memory_order_relaxed)) return "";
+  return fabric_.take_unreceived(
+      [this](int id) { return static_cast<size_t>(id) < is_member_.size() && is_member_[id]; });
 }
 
 }  // namespace meshsim

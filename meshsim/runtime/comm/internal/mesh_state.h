@@ -1,7 +1,7 @@
 #pragma once
 // MeshState: the runtime's interned copy of one Mesh — precomputed
-// coordinates and the cached Rendezvous and point-to-point channels of every
-// device group collectives have used on it. Devices look groups up here on a
+// coordinates and the cached Rendezvous of every device group collectives
+// have used on it. Devices look groups up here on a
 // miss of their own per-device cache (DeviceState), so the mutex below is off
 // the fast path.
 
@@ -17,7 +17,7 @@
 #include "meshsim/mesh/axis_groups.h"
 #include "meshsim/mesh/mesh.h"
 #include "meshsim/runtime/comm/axis_names.h"
-#include "meshsim/runtime/comm/internal/channel.h"
+#include "meshsim/runtime/comm/internal/fabric.h"
 #include "meshsim/runtime/comm/internal/rendezvous.h"
 
 namespace meshsim {
@@ -29,7 +29,6 @@ struct GroupSet {
   DeviceGroups layout;
   bool equal_sizes = true;
   std::vector<std::unique_ptr<Rendezvous>> rendezvous;  // by group number
-  std::vector<std::unique_ptr<GroupChannels>> channels;  // by group number
 };
 
 // A device's view of its group: where to meet and under which rank.
@@ -37,13 +36,16 @@ struct GroupRef {
   const GroupSet* set = nullptr;
   Rendezvous* rendezvous = nullptr;
   int rank = 0;
-  // Point-to-point channels among the group's members, by rank.
-  GroupChannels* channels = nullptr;
+  // The runtime's point-to-point links, and the flag psend sets so that a
+  // launch that sent no message skips the scan for unreceived ones.
+  Fabric* fabric = nullptr;
+  std::atomic<bool>* messages_sent = nullptr;
 };
 
 class MeshState {
  public:
-  explicit MeshState(Mesh mesh);
+  // `fabric` is the runtime's, which outlives every MeshState.
+  MeshState(Mesh mesh, Fabric& fabric);
 
   const Mesh& mesh() const { return mesh_; }
   // Unique in the process and never reused (unlike an address): a device's
@@ -58,12 +60,12 @@ class MeshState {
   // Validates both (AxisError, GroupError).
   GroupRef group(AxisNames axes, const AxisIndexGroups& index_groups, int position);
 
-  // After an aborted launch: every rendezvous back to its initial state and
-  // every channel emptied.
+  // After an aborted launch: every rendezvous and every link among the
+  // mesh's devices back to its initial state.
   void reset_after_abort();
-  // After a launch that succeeded: describes the psend messages nobody
-  // received ("" if none) and drops them, so they cannot leak into the next
-  // launch.
+  // After a launch that succeeded: describes the psend messages among the
+  // mesh's devices nobody received ("" if none) and drops them, so they
+  // cannot leak into the next launch.
   std::string take_unreceived_messages();
 
  private:
@@ -72,7 +74,9 @@ class MeshState {
   std::vector<std::vector<int>> coords_;
   std::mutex mu_;
   std::deque<GroupSet> sets_;  // a deque: GroupSet addresses stay valid
-  std::atomic<bool> channels_used_{false};
+  Fabric& fabric_;
+  std::vector<bool> is_member_;  // by device id: whether the mesh has it
+  std::atomic<bool> messages_sent_{false};
 };
 
 }  // namespace meshsim

@@ -3,6 +3,8 @@
 // the device's group over some axes, its waiter, and the scope that marks the
 // operation it is in for deadlock and timeout reports.
 
+#include <exception>
+
 #include "meshsim/mesh/axis_groups.h"
 #include "meshsim/runtime/comm/axis_names.h"
 #include "meshsim/runtime/comm/internal/mesh_state.h"
@@ -10,6 +12,8 @@
 #include "meshsim/runtime/exec/internal/waiter.h"
 
 namespace meshsim {
+
+class RuntimeImpl;
 
 struct DeviceHooks {
   // This device's group over `axes` (and axis_index_groups). Cached per device:
@@ -19,6 +23,15 @@ struct DeviceHooks {
   static GroupRef group(DeviceContext& ctx, AxisNames axes,
                         const AxisIndexGroups& index_groups = {});
   static Waiter& waiter(DeviceContext& ctx);
+  // The runtime the device belongs to.
+  static RuntimeImpl& runtime(DeviceContext& ctx);
+  // The device's own error inside a collective whose peers may still touch
+  // its buffers in place: fails the launch and returns once no peer can
+  // (Launch::fail_and_settle); the caller then rethrows. Not for a
+  // CancelledError of a wait (that one already settled).
+  static void fail_and_settle(DeviceContext& ctx, std::exception_ptr error);
+  // Appends to the device's collective records of this launch (bounded).
+  static void record(DeviceContext& ctx, const CollectiveRecord& record);
   static DeviceState& device(DeviceContext& ctx) { return ctx.device_; }
 };
 

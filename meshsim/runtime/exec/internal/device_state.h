@@ -17,11 +17,13 @@
 namespace meshsim {
 
 class Launch;
+class RuntimeImpl;
 
 struct alignas(64) DeviceState {
-  explicit DeviceState(int id) : id(id), context(*this) {}
+  DeviceState(int id, RuntimeImpl& runtime) : id(id), runtime(runtime), context(*this) {}
 
   const int id;
+  RuntimeImpl& runtime;
   std::thread thread;
 
   // The task: written by the launching thread before it advances `work`.
@@ -44,6 +46,12 @@ struct alignas(64) DeviceState {
   std::atomic<const char*> current_op{nullptr};
   std::atomic<const Rendezvous*> current_group{nullptr};
   std::atomic<uint64_t> collectives_done{0};
+  // Set when the device settled before its body ended (Launch::fail_and_settle).
+  bool settled_early = false;
+  // What the device's collectives ran in the current launch (cleared when it
+  // starts; capacity kept, so recording allocates only in a first launch).
+  std::vector<CollectiveRecord> records;
+  size_t records_dropped = 0;
 
   // What the device's code receives; the launch enters and leaves it.
   DeviceContext context;

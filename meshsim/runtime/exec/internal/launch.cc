@@ -73,6 +73,9 @@ void Launch::run_device(int position) {
   device.idle_waiter.set_policy(WaitPolicy::idle_after(static_cast<int>(devices_.size())));
   device.waiter.attach(&aborted_, this);
   device.collectives_done.store(0, std::memory_order_relaxed);
+  device.settled_early = false;
+  device.records.clear();
+  device.records_dropped = 0;
   device.context.enter(*this, position);
   try {
     body_(device.context);
@@ -84,7 +87,7 @@ void Launch::run_device(int position) {
     fail(device.id, std::current_exception());
   }
   device.context.leave();
-  if (!device.waiter.cancelled()) settle();
+  if (!device.waiter.cancelled() && !device.settled_early) settle();
   device.waiter.detach();
   device.current_op.store(nullptr, std::memory_order_relaxed);
   finished_[position].store(true, std::memory_order_seq_cst);
@@ -105,6 +108,12 @@ void Launch::fail(int device_id, std::exception_ptr error) {
     if (error_ == nullptr) error_ = std::move(error);
   }
   abort();
+}
+
+void Launch::fail_and_settle(DeviceState& device, std::exception_ptr error) {
+  fail(device.id, std::move(error));
+  device.settled_early = true;
+  on_cancelled();
 }
 
 void Launch::abort() {

@@ -49,6 +49,11 @@ class Launch final : public BlockTracker {
   // Records the first error (others are dropped) and cancels every wait.
   // `device_id` < 0: an error of the whole launch (deadlock, timeout).
   void fail(int device_id, std::exception_ptr error);
+  // For a device whose own error interrupts a collective in which peers may
+  // still read or write its buffers in place: fails the launch, then returns
+  // only once every device has finished or been cancelled, so unwinding may
+  // free those buffers.
+  void fail_and_settle(DeviceState& device, std::exception_ptr error);
   bool failed() const { return aborted_.load(std::memory_order_acquire); }
   // Rethrows the recorded error on the launching thread (only when failed()).
   [[noreturn]] void rethrow() const;

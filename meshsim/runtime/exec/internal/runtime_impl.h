@@ -16,6 +16,9 @@
 #include <vector>
 
 #include "meshsim/mesh/mesh.h"
+#include "meshsim/runtime/comm/internal/fabric.h"
+#include "meshsim/runtime/exec/internal/function_ref.h"
+#include "meshsim/runtime/exec/internal/runtime_extension.h"
 #include "meshsim/runtime/exec/runtime.h"
 
 namespace meshsim {
@@ -40,6 +43,15 @@ class RuntimeImpl {
   void launch(const Mesh& mesh, const std::function<void(DeviceContext&)>& body);
   spdlog::logger& logger() { return *logger_; }
   size_t interned_mesh_count();
+  Fabric& fabric() { return fabric_; }
+
+  // The collectives layer's state for this runtime, made by `make` on first
+  // use (thread-safe; later calls take no lock).
+  RuntimeExtension& extension(FunctionRef<std::unique_ptr<RuntimeExtension>()> make);
+  // Runs `change` while no launch of this runtime runs (none can start until
+  // it returns); RuntimeUsageError naming `what` if one is running or the
+  // caller is a device thread of this runtime.
+  void while_idle(const char* what, FunctionRef<void()> change);
 
  private:
   // The runtime's copy of `mesh`, created on first use. The caller holds the
@@ -91,6 +103,18 @@ class RuntimeImpl {
   std::mutex meshes_mu_;
   std::list<Interned> meshes_;
   std::unordered_multimap<size_t, std::list<Interned>::iterator> mesh_index_;
+
+  // Declared before the extension: algorithms registered there may hold
+  // nothing of the fabric, but the fabric must outlive every device.
+  Fabric fabric_;
+  std::mutex extension_mu_;
+  std::unique_ptr<RuntimeExtension> extension_;
+  std::atomic<RuntimeExtension*> extension_ptr_{nullptr};
+};
+
+// Internal access to a Runtime's implementation, for the layers above.
+struct RuntimeHooks {
+  static RuntimeImpl& impl(Runtime& runtime) { return *runtime.impl_; }
 };
 
 }  // namespace meshsim

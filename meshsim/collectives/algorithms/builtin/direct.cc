@@ -1,0 +1,87 @@
+// "direct": every collective's default, run natively by its front-end
+// (collectives/*.cc and collectives/internal/all_reduce.cc state the steps).
+// Members publish their buffers and meet; each reads its peers' inputs in
+// place (zero copy), or the last member to arrive does everybody's work when
+// the whole exchange is small (Meeting::run_direct). There is no
+// point-to-point step, so in α-β-γ terms a meeting counts as one α and every
+// byte a member reads from a peer as β.
+//
+// Words: n = group size, S = per-member bytes (CallShape::bytes).
+
+#include "meshsim/collectives/algorithms/internal/builtin.h"
+#include "meshsim/collectives/internal/meeting.h"
+
+namespace meshsim::builtin {
+namespace {
+
+// 1 meeting when the leader does everything, else the meeting, the phase
+// barriers and the departure.
+double meetings(const CallShape& s, double small_bytes, int large) {
+  return small_bytes <= static_cast<double>(Meeting::kLeaderBytes) ? 1 : large;
+}
+
+template <class Args>
+Algorithm<Args> direct(std::string description, std::string formula,
+                       std::function<CostTerms(const CallShape&)> cost) {
+  Algorithm<Args> a;
+  a.name = "direct";
+  a.description = std::move(description);
+  a.cost_formula = std::move(formula);
+  a.cost = std::move(cost);
+  return a;
+}
+
+}  // namespace
+
+Algorithm<AllReduceArgs> all_reduce_direct() {
+  return direct<AllReduceArgs>(
+      "shared memory: each member reduces its 1/n slice over all inputs read in place, then "
+      "copies the other slices (the leader does all when small)",
+      "3α + (2n-1)/n·Sβ + (n-1)/n·Sγ  (1α when n·S <= 64 KiB)", [](const CallShape& s) {
+        const double n = s.group_size, S = static_cast<double>(s.bytes);
+        return CostTerms{meetings(s, n * S, 3), (2 * n - 1) / n * S, (n - 1) / n * S};
+      });
+}
+
+Algorithm<AllGatherArgs> all_gather_direct() {
+  return direct<AllGatherArgs>(
+      "shared memory: each member copies every input, read in place, into its output",
+      "2α + n·Sβ  (1α when n²·S <= 64 KiB)", [](const CallShape& s) {
+        const double n = s.group_size, S = static_cast<double>(s.bytes);
+        return CostTerms{meetings(s, n * n * S, 2), n * S, 0};
+      });
+}
+
+Algorithm<ReduceScatterArgs> reduce_scatter_direct() {
+  return direct<ReduceScatterArgs>(
+      "shared memory: each member reduces its own block over all inputs read in place",
+      "2α + Sβ + (n-1)/n·Sγ  (1α when n·S <= 64 KiB)", [](const CallShape& s) {
+        const double n = s.group_size, S = static_cast<double>(s.bytes);
+        return CostTerms{meetings(s, n * S, 2), S, (n - 1) / n * S};
+      });
+}
+
+Algorithm<AllToAllArgs> all_to_all_direct() {
+  return direct<AllToAllArgs>(
+      "shared memory: each member copies its block from every input, read in place",
+      "2α + Sβ  (1α when n·S <= 64 KiB)", [](const CallShape& s) {
+        const double n = s.group_size, S = static_cast<double>(s.bytes);
+        return CostTerms{meetings(s, n * S, 2), S, 0};
+      });
+}
+
+Algorithm<BroadcastArgs> broadcast_direct() {
+  return direct<BroadcastArgs>(
+      "shared memory: every member copies the root's input, read in place",
+      "2α + Sβ  (1α when n·S <= 64 KiB)", [](const CallShape& s) {
+        const double n = s.group_size, S = static_cast<double>(s.bytes);
+        return CostTerms{meetings(s, n * S, 2), S, 0};
+      });
+}
+
+Algorithm<BarrierArgs> barrier_direct() {
+  return direct<BarrierArgs>("shared memory: one meeting of the group's rendezvous", "α",
+                             [](const CallShape&) { return CostTerms{1, 0, 0}; });
+}
+
+}  // namespace meshsim::builtin

@@ -1,0 +1,245 @@
+#include "meshsim/collectives/algorithms/communicator.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "meshsim/collectives/algorithms/internal/communicator_state.h"
+#include "meshsim/collectives/internal/reduction.h"
+#include "meshsim/mesh/error.h"
+#include "meshsim/runtime/exec/internal/device_hooks.h"
+
+namespace meshsim {
+namespace {
+
+// Segments are whole cache lines, so a segment border never splits an
+// element of any dtype (a reduction reads whole elements per segment).
+constexpr size_t kSegmentAlign = 64;
+
+size_t segment_count(size_t bytes, size_t segment) {
+  if (segment == 0 || bytes <= segment) return 1;
+  return (bytes + segment - 1) / segment;
+}
+
+bool overlaps(const void* a, const void* b, size_t bytes) {
+  const auto* pa = static_cast<const std::byte*>(a);
+  const auto* pb = static_cast<const std::byte*>(b);
+  return bytes > 0 && pa < pb + bytes && pb < pa + bytes;
+}
+
+}  // namespace
+
+void PendingSends::add(Link* link, uint32_t sequence) {
+  for (size_t i = 0; i < inline_size_; ++i) {
+    if (inline_[i].first == link) {
+      inline_[i].second = sequence;
+      return;
+    }
+  }
+  for (auto& entry : overflow_) {
+    if (entry.first == link) {
+      entry.second = sequence;
+      return;
+    }
+  }
+  if (inline_size_ < kInline) {
+    inline_[inline_size_++] = {link, sequence};
+  } else {
+    overflow_.emplace_back(link, sequence);
+  }
+}
+
+Communicator::Communicator(std::unique_ptr<CommunicatorState> state) : state_(std::move(state)) {}
+Communicator::Communicator(Communicator&&) noexcept = default;
+Communicator::~Communicator() = default;
+
+int Communicator::rank() const { return state_->group.rank; }
+int Communicator::size() const { return state_->group.rendezvous->size(); }
+DeviceContext& Communicator::context() { return *state_->ctx; }
+Collective Communicator::collective() const { return state_->collective; }
+const std::string& Communicator::group_label() const { return state_->group.rendezvous->label(); }
+std::span<const std::string> Communicator::axes() const { return state_->group.set->axes; }
+bool Communicator::has_index_groups() const { return !state_->group.set->index_groups.empty(); }
+
+int Communicator::device_id(int rank) const {
+  check_rank(rank, "device_id");
+  return state_->group.rendezvous->device_ids()[rank];
+}
+
+void Communicator::check_rank(int rank, const char* what) const {
+  if (rank < 0 || rank >= size()) {
+    throw InvalidArgumentError(std::string(state_->op) + " (algorithm '" + algorithm_name() +
+                               "'): " + what + " names rank " + std::to_string(rank) +
+                               ", outside the group of " + std::to_string(size()) + " (" +
+                               state_->group.rendezvous->describe() + ")");
+  }
+}
+
+std::string Communicator::algorithm_name() const {
+  return state_->entry != nullptr ? state_->entry->info->name : std::string("?");
+}
+
+const void* Communicator::peer_args_erased(int rank, const std::type_info& type) const {
+  check_rank(rank, "peer_args");
+  if (state_->entry == nullptr || *state_->entry->args_type != type) {
+    throw InvalidArgumentError(std::string(state_->op) + " (algorithm '" + algorithm_name() +
+                               "'): peer_args asked for the wrong argument type");
+  }
+  return state_->group.rendezvous->slot(rank).extra;
+}
+
+int64_t Communicator::tunable(std::string_view name) const {
+  const RegistryEntry* e = state_->entry;
+  if (e != nullptr) {
+    for (size_t i = 0; i < e->info->tunables.size(); ++i) {
+      if (e->info->tunables[i].name == name) return e->tunable_values[i];
+    }
+  }
+  throw InvalidArgumentError("algorithm '" + algorithm_name() + "' declares no tunable '" +
+                             std::string(name) + "'");
+}
+
+Link& Communicator::link_to(int peer) {
+  const std::span<const int> ids = state_->group.rendezvous->device_ids();
+  return state_->group.fabric->link(ids[rank()], ids[peer], Fabric::Lane::kCollective);
+}
+
+Link& Communicator::link_from(int peer) {
+  const std::span<const int> ids = state_->group.rendezvous->device_ids();
+  return state_->group.fabric->link(ids[peer], ids[rank()], Fabric::Lane::kCollective);
+}
+
+void Communicator::post_segment(Link& link, const void* data, size_t bytes) {
+  state_->pending->add(&link, link.post(*state_->waiter, data, bytes));
+}
+
+void Communicator::take_segment(Link& link, int peer, void* data, size_t bytes,
+                                const Reduce* reduce) {
+  Link::Descriptor& d = link.next(*state_->waiter);
+  if (d.bytes != bytes) {
+    // Not released: the sender stays blocked until the launch aborts, and no
+    // byte of a mismatched transfer is ever read.
+    throw CollectiveShapeError(
+        std::string(state_->op) + " (algorithm '" + algorithm_name() + "'): device " +
+        std::to_string(device_id(rank())) + " expected a segment of " + std::to_string(bytes) +
+        " bytes from device " + std::to_string(device_id(peer)) + ", which sent " +
+        std::to_string(d.bytes) + " bytes");
+  }
+  if (bytes > 0) {
+    if (reduce != nullptr) {
+      const auto* in = d.data;
+      reduce_into(reduce->op, reduce->dtype, 2,
+                  [&](int i) { return i == 0 ? static_cast<const void*>(data) : in; }, data,
+                  static_cast<int64_t>(bytes / dtype_size(reduce->dtype)));
+    } else {
+      std::memcpy(data, d.data, bytes);
+    }
+  }
+  link.release();
+}
+
+void Communicator::send(int peer, const void* data, size_t bytes) {
+  check_rank(peer, "send");
+  Link& link = link_to(peer);
+  const size_t segment = state_->segment_bytes;
+  const size_t n = segment_count(bytes, segment);
+  const auto* p = static_cast<const std::byte*>(data);
+  for (size_t i = 0; i < n; ++i) {
+    const size_t offset = i * segment;
+    post_segment(link, p + offset, n == 1 ? bytes : std::min(segment, bytes - offset));
+  }
+}
+
+void Communicator::receive(int peer, void* data, size_t bytes, const Reduce* reduce) {
+  Link& link = link_from(peer);
+  const size_t segment = state_->segment_bytes;
+  const size_t n = segment_count(bytes, segment);
+  auto* p = static_cast<std::byte*>(data);
+  for (size_t i = 0; i < n; ++i) {
+    const size_t offset = i * segment;
+    take_segment(link, peer, p + offset, n == 1 ? bytes : std::min(segment, bytes - offset),
+                 reduce);
+  }
+}
+
+void Communicator::recv(int peer, void* data, size_t bytes) {
+  check_rank(peer, "recv");
+  receive(peer, data, bytes, nullptr);
+}
+
+void Communicator::recv_reduce(int peer, void* data, int64_t count, DType dtype, ReduceOp op) {
+  check_rank(peer, "recv_reduce");
+  const Reduce reduce{op, dtype};
+  receive(peer, data, static_cast<size_t>(count) * dtype_size(dtype), &reduce);
+}
+
+void Communicator::wait_sends() {
+  state_->pending->drain(
+      [&](Link& link, uint32_t sequence) { link.wait_released(*state_->waiter, sequence); });
+}
+
+void Communicator::exchange(int to, const void* send_data, int from, void* recv_data,
+                            size_t bytes, const Reduce* reduce) {
+  check_rank(to, "sendrecv");
+  check_rank(from, "sendrecv");
+  if (overlaps(send_data, recv_data, bytes)) {
+    throw InvalidArgumentError(std::string(state_->op) + " (algorithm '" + algorithm_name() +
+                               "'): sendrecv's receive buffer overlaps its send buffer, which "
+                               "the peer may still be reading");
+  }
+  Link& out = link_to(to);
+  Link& in = link_from(from);
+  const size_t segment = state_->segment_bytes;
+  const size_t n = segment_count(bytes, segment);
+  const auto* src = static_cast<const std::byte*>(send_data);
+  auto* dst = static_cast<std::byte*>(recv_data);
+  uint32_t last = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const size_t offset = i * segment;
+    const size_t len = n == 1 ? bytes : std::min(segment, bytes - offset);
+    last = out.post(*state_->waiter, src + offset, len);
+    take_segment(in, from, dst + offset, len, reduce);
+  }
+  // Returns with the send buffer free again.
+  out.wait_released(*state_->waiter, last);
+}
+
+void Communicator::sendrecv(int to, const void* send_data, int from, void* recv_data,
+                            size_t bytes) {
+  exchange(to, send_data, from, recv_data, bytes, nullptr);
+}
+
+void Communicator::sendrecv_reduce(int to, const void* send_data, int from, void* recv_data,
+                                   int64_t count, DType dtype, ReduceOp op) {
+  const Reduce reduce{op, dtype};
+  exchange(to, send_data, from, recv_data, static_cast<size_t>(count) * dtype_size(dtype),
+           &reduce);
+}
+
+void Communicator::barrier() { state_->group.rendezvous->arrive(*state_->waiter); }
+
+Communicator Communicator::subgroup(AxisNames sub) {
+  if (has_index_groups()) {
+    throw InvalidArgumentError(std::string(state_->op) + " (algorithm '" + algorithm_name() +
+                               "'): subgroup of a group given by axis_index_groups");
+  }
+  for (std::string_view name : sub.names()) {
+    if (std::find(axes().begin(), axes().end(), name) == axes().end()) {
+      throw InvalidArgumentError(std::string(state_->op) + " (algorithm '" + algorithm_name() +
+                                 "'): subgroup axis '" + std::string(name) +
+                                 "' is not one of the group's axes " + AxisNames(axes()).to_string());
+    }
+  }
+  auto state = std::make_unique<CommunicatorState>(*state_);
+  state->group = DeviceHooks::group(*state_->ctx, sub);
+  state->pending = state_->pending;
+  return Communicator(std::move(state));
+}
+
+void reduce_elements(ReduceOp op, DType dtype, void* acc, const void* in, int64_t count) {
+  if (count <= 0) return;
+  reduce_into(op, dtype, 2, [&](int i) { return i == 0 ? static_cast<const void*>(acc) : in; },
+              acc, count);
+}
+
+}  // namespace meshsim

@@ -1,0 +1,60 @@
+#include "meshsim/collectives/algorithms/internal/run_algorithm.h"
+
+#include <algorithm>
+
+#include "meshsim/collectives/algorithms/internal/communicator_state.h"
+#include "meshsim/runtime/exec/errors.h"
+#include "meshsim/runtime/exec/internal/device_hooks.h"
+
+namespace meshsim {
+
+void run_algorithm_erased(Meeting& meeting, const AlgorithmChoice& choice, Collective collective,
+                          CollectiveCall call, const void* args) {
+  call.algorithm = choice.name;
+  meeting.publish(call, nullptr, nullptr, args);
+  meeting.meet();
+  auto state = std::make_unique<CommunicatorState>();
+  state->ctx = &meeting.context();
+  state->waiter = &DeviceHooks::waiter(meeting.context());
+  state->op = call.op;
+  state->group = meeting.group();
+  state->collective = collective;
+  state->entry = choice.entry;
+  for (size_t i = 0; i < choice.entry->info->tunables.size(); ++i) {
+    if (choice.entry->info->tunables[i].name == "segment_bytes") {
+      // Whole cache lines (see Communicator); 0 or less: one segment.
+      const int64_t v = choice.entry->tunable_values[i];
+      state->segment_bytes = v <= 0 ? 0 : std::max<size_t>(64, static_cast<size_t>(v) / 64 * 64);
+    }
+  }
+  Communicator comm(std::move(state));
+  try {
+    choice.entry->run(comm, args);
+    comm.wait_sends();
+  } catch (const CancelledError&) {
+    if (DeviceHooks::waiter(meeting.context()).cancelled()) throw;  // settled already
+    DeviceHooks::fail_and_settle(meeting.context(), std::current_exception());
+    throw;
+  } catch (...) {
+    // Peers may be reading this member's posted buffers in place, or be
+    // about to: nothing is freed until every device has stopped.
+    DeviceHooks::fail_and_settle(meeting.context(), std::current_exception());
+    throw;
+  }
+}
+
+CallShape call_shape(const Meeting& meeting, Collective collective, size_t bytes, int64_t count,
+                     ReduceOp op) {
+  CallShape shape;
+  shape.collective = collective;
+  shape.group_size = meeting.size();
+  shape.bytes = bytes;
+  shape.count = count;
+  shape.op = op;
+  shape.num_axes = static_cast<int>(meeting.group_set().axes.size());
+  shape.index_groups = !meeting.group_set().index_groups.empty();
+  shape.equal_groups = meeting.group_set().equal_sizes;
+  return shape;
+}
+
+}  // namespace meshsim

@@ -1,0 +1,86 @@
+#pragma once
+// Link: one direction of the point-to-point fabric between two devices — a
+// ring of kSlots descriptors with credits, from one sender thread to one
+// receiver thread.
+//
+// A descriptor names bytes the receiver reads in place, in the sender's own
+// buffer (zero copy: the receiver does the one memcpy or reduction), or owns
+// a message (an Array, for psend / precv, whose sender returns at once).
+//
+// Contract
+// - At most one thread posts and one thread takes at a time (single producer,
+//   single consumer); they may be the same thread.
+// - post() waits only while all kSlots descriptors are posted and not yet
+//   released by the receiver (the sender's credits are spent); otherwise it
+//   returns at once with the sequence number of the descriptor.
+// - next() waits until a descriptor is posted and returns the oldest (FIFO);
+//   the receiver reads it, then release()s it, which returns the credit and
+//   tells the sender its bytes were read (wait_released()).
+// - Both waits go through the caller's Waiter on WaitWords, so an aborted
+//   launch cancels them (CancelledError), and the deadlock detector sees a
+//   receiver whose sender never posts, or a sender whose receiver never reads.
+// Memory order: the sender fills the slot, then advances `posted_` (a seq_cst
+// read-modify-write, so it releases the slot and the bytes it names); the
+// receiver observes the count with an acquire load before it reads the slot.
+// Symmetrically the receiver finishes reading before it advances `released_`,
+// and the sender reuses the slot — or its buffer — only after observing that.
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "meshsim/runtime/array/array.h"
+#include "meshsim/runtime/exec/internal/wait_word.h"
+#include "meshsim/runtime/exec/internal/waiter.h"
+
+namespace meshsim {
+
+class Link {
+ public:
+  // How far a sender may run ahead of its receiver, in descriptors.
+  static constexpr uint32_t kSlots = 8;
+
+  struct Descriptor {
+    const std::byte* data = nullptr;  // the bytes to read (in the sender's memory)
+    size_t bytes = 0;
+    Array message;  // set for an owned message (psend); then data points into it
+  };
+
+  // Waits (through `waiter`) for a credit, then posts `bytes` at `data` (read
+  // in place: they must stay valid and unchanged until released). Returns the
+  // descriptor's sequence number.
+  uint32_t post(Waiter& waiter, const void* data, size_t bytes);
+  // The same with an owned message: the sender may return and forget it.
+  uint32_t post(Waiter& waiter, Array message);
+  // Waits until descriptor `sequence` (and every one before it) is released.
+  // Sender side only.
+  void wait_released(Waiter& waiter, uint32_t sequence);
+
+  // Waits until a descriptor is posted and returns the oldest one.
+  Descriptor& next(Waiter& waiter);
+  // Releases the descriptor next() returned (dropping an owned message).
+  void release();
+
+  // Drops every pending descriptor and clears the poison of both words. Only
+  // when no thread can be inside this link.
+  void reset();
+  // Descriptors posted and not yet released. Only when no thread is inside.
+  uint32_t pending() const { return distance(count(posted_.load()), count(released_.load())); }
+
+ private:
+  // Counts are the WaitWord values without the poison bit, so they wrap at
+  // 2^31; kSlots divides that, so count % kSlots names a slot.
+  static_assert((kSlots & (kSlots - 1)) == 0, "kSlots must be a power of two");
+  static uint32_t count(uint32_t word) { return word >> 1; }
+  static uint32_t distance(uint32_t later, uint32_t earlier) {
+    return (later - earlier) & 0x7fff'ffff;
+  }
+  uint32_t post_descriptor(Waiter& waiter, Descriptor descriptor);
+
+  WaitWord posted_;    // advanced by the sender once per descriptor
+  WaitWord released_;  // advanced by the receiver once per descriptor
+  std::array<Descriptor, kSlots> ring_;
+};
+
+}  // namespace meshsim
