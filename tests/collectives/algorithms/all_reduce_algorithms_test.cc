@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <ostream>
 #include <random>
 #include <string>
 #include <vector>
@@ -116,19 +117,33 @@ TEST_P(AllReduceAlgorithmTest, MatchesReferenceOnIntegers) {
   check_against_reference(algorithm, {{"x", n}}, {"x"}, {0, 1, 3, n + 1, 2 * n + 3, 301});
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Flat, AllReduceAlgorithmTest,
-    ::testing::Combine(::testing::Values("ring", "bidirectional_ring", "recursive_doubling",
-                                         "rabenseifner", "binomial_tree", "double_binary_tree"),
-                       ::testing::Values(1, 2, 3, 5, 8)),
-    [](const auto& info) {
-      return std::get<0>(info.param) + "_" + std::to_string(std::get<1>(info.param));
-    });
+std::string flat_name(const ::testing::TestParamInfo<std::tuple<std::string, int>>& info) {
+  return std::get<0>(info.param) + "_" + std::to_string(std::get<1>(info.param));
+}
+
+const std::string kFlatAlgorithms[] = {"ring",         "bidirectional_ring", "recursive_doubling",
+                                       "rabenseifner", "binomial_tree",      "double_binary_tree"};
+
+INSTANTIATE_TEST_SUITE_P(Flat, AllReduceAlgorithmTest,
+                         ::testing::Combine(::testing::ValuesIn(kFlatAlgorithms),
+                                            ::testing::Values(1, 2, 3, 5, 8)),
+                         flat_name);
+// A large group: 64 members (run under the sanitizers too).
+INSTANTIATE_TEST_SUITE_P(Large, AllReduceAlgorithmTest,
+                         ::testing::Combine(::testing::ValuesIn(kFlatAlgorithms),
+                                            ::testing::Values(64)),
+                         flat_name);
 
 struct HierarchicalCase {
   std::vector<std::pair<std::string, int>> mesh;
   std::vector<std::string> axes;
 };
+
+void PrintTo(const HierarchicalCase& c, std::ostream* os) {
+  for (const auto& [axis, size] : c.mesh) *os << axis << size;
+  *os << " over";
+  for (const auto& a : c.axes) *os << " " << a;
+}
 
 class HierarchicalAllReduceTest : public ::testing::TestWithParam<HierarchicalCase> {};
 
