@@ -126,7 +126,10 @@ int ceil_log2(int n) { return n <= 1 ? 0 : std::bit_width(static_cast<unsigned>(
 int floor_log2(int n) { return std::bit_width(static_cast<unsigned>(n)) - 1; }
 
 int64_t segment_elements(Communicator& comm, DType dtype) {
-  return std::max<int64_t>(1, comm.tunable("segment_bytes") / static_cast<int64_t>(dtype_size(dtype)));
+  // Whole cache lines, as the fabric cuts its segments, so one pipelined
+  // segment is one descriptor.
+  const int64_t bytes = std::max<int64_t>(64, comm.tunable("segment_bytes") / 64 * 64);
+  return bytes / static_cast<int64_t>(dtype_size(dtype));
 }
 
 }  // namespace meshsim::all_reduce_steps

@@ -107,7 +107,8 @@ class PowerOfTwoFold {
 // ⌈log2 n⌉ and ⌊log2 n⌋ for n >= 1, for the cost functions.
 int ceil_log2(int n);
 int floor_log2(int n);
-// The elements in one segment of the tunable "segment_bytes" (at least 1).
+// The elements in one pipelined segment: "segment_bytes" cut to whole cache
+// lines (at least one), as the fabric cuts its segments.
 int64_t segment_elements(Communicator& comm, DType dtype);
 
 }  // namespace meshsim::all_reduce_steps
