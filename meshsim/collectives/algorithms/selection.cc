@@ -92,6 +92,11 @@ AlgorithmChoice choose_algorithm(DeviceContext& ctx, const char* front_end, Axis
                                  const CallShape& shape, std::string_view requested) {
   AlgorithmRegistry& registry = registry_of(DeviceHooks::runtime(ctx));
   const RegistryTables& t = registry.tables();
+  if (requested.empty() && !t.has_rules(shape.collective)) {  // the common case, kept short
+    const RegistryEntry& direct = t.of(shape.collective).front();
+    DeviceHooks::record(ctx, {front_end, direct.info->name, "default", shape.group_size, shape.bytes});
+    return {&direct, direct.info->name.c_str()};
+  }
   Chooser chooser(ctx, registry, front_end, axes, shape);
   if (!requested.empty()) return chooser.resolve(requested, "call");
   const size_t c = static_cast<size_t>(shape.collective);
@@ -100,7 +105,7 @@ AlgorithmChoice choose_algorithm(DeviceContext& ctx, const char* front_end, Axis
       if (matches(r.rule, shape)) return chooser.resolve(r.rule.algorithm, r.text);
     }
   }
-  return chooser.done(t.of(shape.collective).front(), "default");
+  return chooser.done(t.of(shape.collective).front(), "default");  // no rule matched
 }
 
 }  // namespace meshsim

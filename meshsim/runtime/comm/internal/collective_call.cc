@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <functional>
 #include <string_view>
 
 #include "meshsim/runtime/array/array.h"
@@ -19,7 +18,12 @@ struct Hasher {
     h = (h ^ v) * 0x9E3779B97F4A7C15ull;
     h ^= h >> 29;
   }
-  void str(const char* s) { value(std::hash<std::string_view>{}(s)); }
+  // FNV-1a inline: the strings are short names ("psum", "direct").
+  void str(const char* s) {
+    uint64_t f = 0xcbf29ce484222325ull;
+    for (; *s != '\0'; ++s) f = (f ^ static_cast<unsigned char>(*s)) * 0x100000001b3ull;
+    value(f);
+  }
 };
 
 bool same_text(const char* a, const char* b) { return a == b || std::strcmp(a, b) == 0; }
