@@ -68,10 +68,10 @@ void BM_Collective(benchmark::State& state, const char* name) {
       // Two warm-up calls: the steady state holds two results per device (the
       // previous one is freed after the next is made), so the timed calls
       // reuse memory already mapped instead of faulting fresh pages.
-      Array out = collective.run(ctx, work, p, axes);
-      out = collective.run(ctx, work, p, axes);
+      Array out = collective.run(ctx, work, p, axes, {});
+      out = collective.run(ctx, work, p, axes, {});
       const auto start = bench::Clock::now();
-      for (int64_t i = 0; i < count; ++i) out = collective.run(ctx, work, p, axes);
+      for (int64_t i = 0; i < count; ++i) out = collective.run(ctx, work, p, axes, {});
       if (p == 0) seconds = bench::seconds_since(start);
       wrong += cli::count_wrong(out, work.expected[p]);
     });
