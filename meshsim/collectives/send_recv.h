@@ -22,7 +22,7 @@
 // the sender does afterwards, through any handle or span, changes what the
 // receiver gets.
 // Waits are cancelled when another device of the launch fails. A precv whose
-// message never comes, or a psend whose channel stays full, fails the launch
+// message never comes, or a psend whose link stays full, fails the launch
 // with a DeadlockError (once every device is stuck or finished) that shows the
 // device waiting in "precv" / "psend".
 //

@@ -69,6 +69,9 @@ struct AlgorithmInfo {
   // else why not. May be empty.
   std::function<std::string(const CallShape&)> check;
   std::vector<Tunable> tunables;
+  // Whether run() reads peers' Args in place (Communicator::peer_args); such
+  // calls end with a departure barrier.
+  bool reads_peer_args = false;
 };
 
 // An algorithm of the collective whose arguments are `Args`.

@@ -89,7 +89,13 @@ std::string Communicator::algorithm_name() const {
 
 const void* Communicator::peer_args_erased(int rank, const std::type_info& type) const {
   check_rank(rank, "peer_args");
-  if (state_->entry == nullptr || *state_->entry->args_type != type) {
+  if (!state_->entry->info->reads_peer_args || state_->is_subgroup) {
+    raise(InvalidArgumentError(std::string(state_->op) + " (algorithm '" + algorithm_name() +
+                               "'): peer_args needs AlgorithmInfo::reads_peer_args (the call then "
+                               "ends with a departure barrier) and the call's own communicator, "
+                               "not a subgroup"));
+  }
+  if (*state_->entry->args_type != type) {
     raise(InvalidArgumentError(std::string(state_->op) + " (algorithm '" + algorithm_name() +
                                "'): peer_args asked for the wrong argument type"));
   }
@@ -117,21 +123,26 @@ Link& Communicator::link_from(int peer) {
   return state_->group.fabric->link(ids[peer], ids[rank()], Fabric::Lane::kCollective);
 }
 
-void Communicator::post_segment(Link& link, const void* data, size_t bytes) {
-  state_->pending->add(&link, link.post(*state_->waiter, data, bytes));
+void Communicator::post_segment(Link& link, const void* data, size_t bytes, size_t total,
+                                size_t index) {
+  state_->pending->add(&link, link.post(*state_->waiter, data, bytes, total, index));
 }
 
-void Communicator::take_segment(Link& link, int peer, void* data, size_t bytes,
-                                const Reduce* reduce) {
+void Communicator::take_segment(Link& link, int peer, void* data, size_t bytes, size_t total,
+                                size_t index, const Reduce* reduce) {
   Link::Descriptor& d = link.next(*state_->waiter);
-  if (d.bytes != bytes) {
-    // Not released: the sender stays blocked until the launch aborts, and no
-    // byte of a mismatched transfer is ever read.
+  if (d.total != total || d.index != index || d.bytes != bytes) {
+    // Not released: the sender stays blocked until the launch aborts. Both
+    // sides cut a transfer the same way, so a different total shows on its
+    // first segment, before anything of it is read.
     raise(CollectiveShapeError(
         std::string(state_->op) + " (algorithm '" + algorithm_name() + "'): device " +
-        std::to_string(device_id(rank())) + " expected a segment of " + std::to_string(bytes) +
+        std::to_string(device_id(rank())) + " expected a transfer of " + std::to_string(total) +
         " bytes from device " + std::to_string(device_id(peer)) + ", which sent " +
-        std::to_string(d.bytes) + " bytes"));
+        std::to_string(d.total) + " bytes" +
+        (d.total == total ? " (segment " + std::to_string(d.index) + " where " +
+                                std::to_string(index) + " was expected)"
+                          : std::string())));
   }
   if (bytes > 0) {
     if (reduce != nullptr) {
@@ -154,7 +165,7 @@ void Communicator::send(int peer, const void* data, size_t bytes) {
   const auto* p = static_cast<const std::byte*>(data);
   for (size_t i = 0; i < n; ++i) {
     const size_t offset = i * segment;
-    post_segment(link, p + offset, n == 1 ? bytes : std::min(segment, bytes - offset));
+    post_segment(link, p + offset, n == 1 ? bytes : std::min(segment, bytes - offset), bytes, i);
   }
 }
 
@@ -166,7 +177,7 @@ void Communicator::receive(int peer, void* data, size_t bytes, const Reduce* red
   for (size_t i = 0; i < n; ++i) {
     const size_t offset = i * segment;
     take_segment(link, peer, p + offset, n == 1 ? bytes : std::min(segment, bytes - offset),
-                 reduce);
+                 bytes, i, reduce);
   }
 }
 
@@ -175,8 +186,16 @@ void Communicator::recv(int peer, void* data, size_t bytes) {
   receive(peer, data, bytes, nullptr);
 }
 
+void Communicator::check_count(int64_t count, const char* what) const {
+  if (count < 0) {
+    raise(InvalidArgumentError(std::string(state_->op) + " (algorithm '" + algorithm_name() +
+                               "'): " + what + " of a negative count " + std::to_string(count)));
+  }
+}
+
 void Communicator::recv_reduce(int peer, void* data, int64_t count, DType dtype, ReduceOp op) {
   check_rank(peer, "recv_reduce");
+  check_count(count, "recv_reduce");
   const Reduce reduce{op, dtype};
   receive(peer, data, static_cast<size_t>(count) * dtype_size(dtype), &reduce);
 }
@@ -205,8 +224,8 @@ void Communicator::exchange(int to, const void* send_data, int from, void* recv_
   for (size_t i = 0; i < n; ++i) {
     const size_t offset = i * segment;
     const size_t len = n == 1 ? bytes : std::min(segment, bytes - offset);
-    last = out.post(*state_->waiter, src + offset, len);
-    take_segment(in, from, dst + offset, len, reduce);
+    last = out.post(*state_->waiter, src + offset, len, bytes, i);
+    take_segment(in, from, dst + offset, len, bytes, i, reduce);
   }
   // Returns with the send buffer free again.
   out.wait_released(*state_->waiter, last);
@@ -219,6 +238,7 @@ void Communicator::sendrecv(int to, const void* send_data, int from, void* recv_
 
 void Communicator::sendrecv_reduce(int to, const void* send_data, int from, void* recv_data,
                                    int64_t count, DType dtype, ReduceOp op) {
+  check_count(count, "sendrecv_reduce");
   const Reduce reduce{op, dtype};
   exchange(to, send_data, from, recv_data, static_cast<size_t>(count) * dtype_size(dtype),
            &reduce);
@@ -241,6 +261,7 @@ Communicator Communicator::subgroup(AxisNames sub) {
   auto state = std::make_unique<CommunicatorState>(*state_);
   state->group = DeviceHooks::group(*state_->ctx, sub);
   state->pending = state_->pending;
+  state->is_subgroup = true;
   return Communicator(std::move(state));
 }
 

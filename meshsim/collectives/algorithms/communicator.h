@@ -69,14 +69,17 @@ class Communicator {
   // over ("axes 'x', group 0 of 2").
   Collective collective() const;
   const std::string& group_label() const;
-  // The mesh axes the group spans, major-to-minor (empty for a group given by
-  // axis_index_groups — see has_index_groups()).
+  // The mesh axes the group spans, major-to-minor (with axis_index_groups,
+  // the group is a subset of them: see has_index_groups()).
   std::span<const std::string> axes() const;
   bool has_index_groups() const;
 
-  // Member `rank`'s arguments, as it published them (its buffers may be read
-  // in place until it leaves the collective). Args must be this collective's
-  // type (AllReduceArgs for all_reduce, ...), else InvalidArgumentError.
+  // Member `rank`'s arguments, as it published them; its buffers may be read
+  // in place until this call returns. Only for an algorithm that declares
+  // AlgorithmInfo::reads_peer_args (its calls then end with a departure
+  // barrier, so no member leaves while another reads its buffers), on the
+  // call's own communicator (not a subgroup). Args must be this collective's
+  // type (AllReduceArgs for all_reduce, ...). Otherwise InvalidArgumentError.
   template <class Args>
   const Args& peer_args(int rank) const {
     return *static_cast<const Args*>(peer_args_erased(rank, typeid(Args)));
@@ -129,10 +132,13 @@ class Communicator {
   std::string algorithm_name() const;
   Link& link_to(int peer);
   Link& link_from(int peer);
-  void post_segment(Link& link, const void* data, size_t bytes);
-  // Takes one segment of `bytes` from `link` into `data` (copy, or reduce
-  // when `reduce` is set); CollectiveShapeError if the sender posted another size.
-  void take_segment(Link& link, int peer, void* data, size_t bytes, const Reduce* reduce);
+  void check_count(int64_t count, const char* what) const;
+  void post_segment(Link& link, const void* data, size_t bytes, size_t total, size_t index);
+  // Takes segment `index` (`bytes` of a `total`-byte transfer) from `link`
+  // into `data` (copy, or reduce when `reduce` is set); CollectiveShapeError
+  // if the sender posted anything else.
+  void take_segment(Link& link, int peer, void* data, size_t bytes, size_t total, size_t index,
+                    const Reduce* reduce);
   void receive(int peer, void* data, size_t bytes, const Reduce* reduce);
   void exchange(int to, const void* send_data, int from, void* recv_data, size_t bytes,
                 const Reduce* reduce);

@@ -36,7 +36,12 @@ const RegistryEntry* RegistryTables::find(Collective c, std::string_view name) c
 AlgorithmRegistry::AlgorithmRegistry() : tables_(std::make_unique<RegistryTables>()) {
   register_builtin_algorithms(*this);
   if (const char* spec = std::getenv("MESHSIM_ALGO"); spec != nullptr && *spec != '\0') {
-    tables_->environment_rules = parse_rules(spec);
+    try {
+      tables_->environment_rules = parse_rules(spec);
+      for (auto& rules : tables_->environment_rules) tables_->label(rules);
+    } catch (const InvalidArgumentError& e) {
+      throw InvalidArgumentError(std::string("MESHSIM_ALGO: ") + e.what());
+    }
   }
 }
 
@@ -103,7 +108,8 @@ void AlgorithmRegistry::add_rule(AlgorithmRule rule) {
   }
   mutate("AlgorithmRegistry::add_rule", [&] {
     auto& rules = tables_->rules[static_cast<size_t>(rule.collective)];
-    ParsedRule parsed{rule, "rule " + std::to_string(rules.size() + 1)};
+    ParsedRule parsed{rule, "rule " + std::to_string(rules.size() + 1), {}};
+    parsed.label = tables_->labels.emplace_back(parsed.text);
     rules.push_back(std::move(parsed));
   });
 }
@@ -116,8 +122,10 @@ void AlgorithmRegistry::clear_rules() {
 
 void AlgorithmRegistry::set_environment_rules(std::string_view spec) {
   auto parsed = parse_rules(spec);
-  mutate("AlgorithmRegistry::set_environment_rules",
-         [&] { tables_->environment_rules = std::move(parsed); });
+  mutate("AlgorithmRegistry::set_environment_rules", [&] {
+    for (auto& rules : parsed) tables_->label(rules);
+    tables_->environment_rules = std::move(parsed);
+  });
 }
 
 void AlgorithmRegistry::set_tunable(Collective collective, std::string_view algorithm,

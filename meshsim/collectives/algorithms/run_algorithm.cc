@@ -31,6 +31,8 @@ void run_algorithm_erased(Meeting& meeting, const AlgorithmChoice& choice, Colle
   try {
     choice.entry->run(comm, args);
     comm.wait_sends();
+    // Departure: nobody frees what a peer may still read through peer_args.
+    if (choice.entry->info->reads_peer_args) meeting.arrive();
   } catch (const CancelledError&) {
     if (DeviceHooks::waiter(meeting.context()).cancelled()) throw;  // settled already
     DeviceHooks::fail_and_settle(meeting.context(), std::current_exception());

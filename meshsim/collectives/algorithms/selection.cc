@@ -102,7 +102,7 @@ AlgorithmChoice choose_algorithm(DeviceContext& ctx, const char* front_end, Axis
   const size_t c = static_cast<size_t>(shape.collective);
   for (const auto* rules : {&t.environment_rules[c], &t.rules[c]}) {
     for (const ParsedRule& r : *rules) {
-      if (matches(r.rule, shape)) return chooser.resolve(r.rule.algorithm, r.text);
+      if (matches(r.rule, shape)) return chooser.resolve(r.rule.algorithm, r.label);
     }
   }
   return chooser.done(t.of(shape.collective).front(), "default");  // no rule matched

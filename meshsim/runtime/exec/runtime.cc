@@ -308,7 +308,7 @@ void RuntimeImpl::launch(const Mesh& mesh_arg, const std::function<void(DeviceCo
     launch->start();
     wait_for(*launch);
     // Clean up while this launch still owns the devices: once they are
-    // released another launch may use the same rendezvous and channels.
+    // released another launch may use the same rendezvous and links.
     if (launch->failed()) {
       mesh_state.reset_after_abort();
     } else {

@@ -90,7 +90,7 @@ class Runtime {
   spdlog::logger& logger();
 
   // The runtime keeps its own copy of each mesh launched on (with the
-  // rendezvous and channels of its groups) for reuse, at most this many: the
+  // rendezvous of its groups) for reuse, at most this many: the
   // least recently launched one that no running launch uses is dropped first.
   static constexpr size_t kMaxInternedMeshes = 256;
   // How many it keeps now (for tests).

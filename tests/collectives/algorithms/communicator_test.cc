@@ -101,7 +101,7 @@ TEST(CommunicatorTest, SizeDisagreementIsAnErrorNamingBothDevices) {
                           psum(ctx, Array::zeros({2}, DType::kInt32), "x", {}, "lopsided");
                         }),
                CollectiveShapeError,
-               "device 0 expected a segment of 4 bytes from device 1, which sent 8 bytes");
+               "device 0 expected a transfer of 4 bytes from device 1, which sent 8 bytes");
   // The runtime stays usable, links included.
   algorithm_registry(rt).add(star_all_reduce());
   std::vector<int32_t> got(2);
@@ -110,6 +110,48 @@ TEST(CommunicatorTest, SizeDisagreementIsAnErrorNamingBothDevices) {
         psum(ctx, Array::scalar<int32_t>(ctx.position() + 1), "x", {}, "star").at<int32_t>({});
   });
   EXPECT_EQ(got, (std::vector<int32_t>{3, 3}));
+}
+
+// Segmented transfers: a receiver expecting a shorter transfer than was sent
+// fails on the first segment (the sender's total travels with every segment),
+// instead of reading part of it and leaving the rest for a later receive.
+TEST(CommunicatorTest, SegmentedSizeDisagreementFailsOnTheFirstSegment) {
+  Runtime rt(2);
+  Algorithm<AllReduceArgs> bad = star_all_reduce();
+  bad.name = "short_read";
+  bad.run = [](Communicator& comm, const AllReduceArgs& args) {
+    if (comm.rank() == 1) comm.send(0, args.in, 512);
+    if (comm.rank() == 0) comm.recv(1, args.out, 256);
+  };
+  algorithm_registry(rt).add(bad);
+  algorithm_registry(rt).set_tunable(Collective::kAllReduce, "short_read", "segment_bytes", 256);
+  std::vector<int32_t> first(2, -1);
+  EXPECT_ERROR(rt.launch(Mesh::make({{"x", 2}}),
+                        [&](DeviceContext& ctx) {
+                          Array x = Array::full({128}, DType::kInt32, 7.0);
+                          Array y = psum(ctx, x, "x", {}, "short_read");
+                          first[ctx.position()] = y.at<int32_t>({0});
+                        }),
+               CollectiveShapeError,
+               "device 0 expected a transfer of 256 bytes from device 1, which sent 512 bytes");
+}
+
+// peer_args is for algorithms that declare it (their calls end with a
+// departure barrier), never on a subgroup.
+TEST(CommunicatorTest, PeerArgsNeedsTheDeclaration) {
+  Runtime rt(2);
+  Algorithm<AllReduceArgs> reader = star_all_reduce();
+  reader.name = "reader";
+  reader.run = [](Communicator& comm, const AllReduceArgs& args) {
+    const AllReduceArgs& other = comm.peer_args<AllReduceArgs>(1 - comm.rank());
+    reduce_elements(args.op, args.dtype, args.out, other.in, 0);
+  };
+  algorithm_registry(rt).add(reader);
+  EXPECT_ERROR(rt.launch(Mesh::make({{"x", 2}}),
+                        [&](DeviceContext& ctx) {
+                          psum(ctx, Array::zeros({4}, DType::kInt32), "x", {}, "reader");
+                        }),
+               InvalidArgumentError, "peer_args needs AlgorithmInfo::reads_peer_args");
 }
 
 }  // namespace

@@ -284,8 +284,8 @@ TEST(RegistryRulesTest, EnvironmentRulesChooseAsStated) {
       const auto& peer = comm.peer_args<AllGatherArgs>(r);
       if (args.bytes > 0) std::memcpy(static_cast<std::byte*>(args.out) + r * args.bytes, peer.in, args.bytes);
     }
-    comm.barrier();  // peers' inputs stay valid until everyone has copied
   };
+  gather.reads_peer_args = true;  // the call ends with a departure barrier
   registry.add(gather);
   registry.set_environment_rules("psum:reduce_at_root:0-64K,direct:64K-;all_gather:copy_gather");
 

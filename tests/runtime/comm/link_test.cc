@@ -150,8 +150,8 @@ TEST(LinkTest, InPlaceReadIsReleasedToTheSender) {
   Link link;
   Waiter sender, receiver;
   std::vector<int32_t> buffer = {1, 2, 3};
-  const uint32_t first = link.post(sender, buffer.data(), 12);
-  const uint32_t second = link.post(sender, buffer.data() + 1, 4);
+  const uint32_t first = link.post(sender, buffer.data(), 12, 12, 0);
+  const uint32_t second = link.post(sender, buffer.data() + 1, 4, 4, 0);
   Link::Descriptor& d = link.next(receiver);
   EXPECT_EQ(d.data, reinterpret_cast<const std::byte*>(buffer.data()));
   EXPECT_EQ(d.bytes, 12u);

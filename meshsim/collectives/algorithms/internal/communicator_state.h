@@ -47,6 +47,7 @@ struct CommunicatorState {
   size_t segment_bytes = 0;  // 0: one segment per transfer
   PendingSends own_pending;
   PendingSends* pending = &own_pending;  // a subgroup's are its parent's
+  bool is_subgroup = false;
 };
 
 }  // namespace meshsim

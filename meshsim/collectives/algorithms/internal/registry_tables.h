@@ -32,7 +32,10 @@ struct RegistryEntry {
 
 struct ParsedRule {
   AlgorithmRule rule;
-  std::string text;  // what records show as chosen_by
+  std::string text;
+  // `text` kept in RegistryTables::labels: what records show as chosen_by,
+  // valid as long as the registry, whatever happens to the rules later.
+  std::string_view label;
 };
 
 struct RegistryTables {
@@ -43,6 +46,13 @@ struct RegistryTables {
   std::array<std::vector<ParsedRule>, kCollectives> rules;
   bool fallback = false;
   CostModel cost_model;
+  std::deque<std::string> labels;  // only grows
+
+  // Sets the label of every rule in `rules` (keeping its text in `labels`).
+  template <class Rules>
+  void label(Rules& rules) {
+    for (auto& r : rules) r.label = labels.emplace_back(r.text);
+  }
 
   std::deque<RegistryEntry>& of(Collective c) { return entries[static_cast<size_t>(c)]; }
   const std::deque<RegistryEntry>& of(Collective c) const {

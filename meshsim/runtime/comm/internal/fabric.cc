@@ -89,8 +89,9 @@ void Fabric::reset(const std::function<bool(int)>& involved) {
 std::string Fabric::take_unreceived(const std::function<bool(int)>& involved) {
   std::string out;
   for_each_link([&](int source, int destination, Lane lane, Link& link) {
-    if (lane != Lane::kMessages || link.pending() == 0) return;
-    if (!involved(source) || !involved(destination)) return;
+    // Links of other launches may be in use: look only at this one's.
+    if (lane != Lane::kMessages || !involved(source) || !involved(destination)) return;
+    if (link.pending() == 0) return;
     if (!out.empty()) out += "; ";
     out += std::to_string(link.pending()) + " from device " + std::to_string(source) +
            " to device " + std::to_string(destination);

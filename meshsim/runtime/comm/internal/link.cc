@@ -4,14 +4,15 @@
 
 namespace meshsim {
 
-uint32_t Link::post(Waiter& waiter, const void* data, size_t bytes) {
-  return post_descriptor(waiter, {static_cast<const std::byte*>(data), bytes, Array()});
+uint32_t Link::post(Waiter& waiter, const void* data, size_t bytes, size_t total, size_t index) {
+  return post_descriptor(waiter,
+                         {static_cast<const std::byte*>(data), bytes, total, index, Array()});
 }
 
 uint32_t Link::post(Waiter& waiter, Array message) {
   const std::byte* data = message.bytes();
   const size_t bytes = message.nbytes();
-  return post_descriptor(waiter, {data, bytes, std::move(message)});
+  return post_descriptor(waiter, {data, bytes, bytes, 0, std::move(message)});
 }
 
 uint32_t Link::post_descriptor(Waiter& waiter, Descriptor descriptor) {

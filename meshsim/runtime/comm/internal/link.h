@@ -5,7 +5,8 @@
 //
 // A descriptor names bytes the receiver reads in place, in the sender's own
 // buffer (zero copy: the receiver does the one memcpy or reduction), or owns
-// a message (an Array, for psend / precv, whose sender returns at once).
+// a message (an Array, for psend / precv, whose sender need not wait for the
+// receiver unless all kSlots are taken).
 //
 // Contract
 // - At most one thread posts and one thread takes at a time (single producer,
@@ -44,13 +45,17 @@ class Link {
   struct Descriptor {
     const std::byte* data = nullptr;  // the bytes to read (in the sender's memory)
     size_t bytes = 0;
+    // The whole transfer this segment belongs to, and its place in it, so a
+    // receiver that expects another transfer fails on its first segment.
+    size_t total = 0;
+    size_t index = 0;
     Array message;  // set for an owned message (psend); then data points into it
   };
 
   // Waits (through `waiter`) for a credit, then posts `bytes` at `data` (read
   // in place: they must stay valid and unchanged until released). Returns the
   // descriptor's sequence number.
-  uint32_t post(Waiter& waiter, const void* data, size_t bytes);
+  uint32_t post(Waiter& waiter, const void* data, size_t bytes, size_t total, size_t index);
   // The same with an owned message: the sender may return and forget it.
   uint32_t post(Waiter& waiter, Array message);
   // Waits until descriptor `sequence` (and every one before it) is released.

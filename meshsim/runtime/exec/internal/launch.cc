@@ -111,9 +111,12 @@ void Launch::fail(int device_id, std::exception_ptr error) {
 }
 
 void Launch::fail_and_settle(DeviceState& device, std::exception_ptr error) {
-  if (device.settled_early) return;  // the error was raised where it settled
   fail(device.id, std::move(error));
+  // Settled already (a cancelled wait, or an error raised where it settled):
+  // counting it twice would release the others while it still runs.
+  if (device.settled_early || device.waiter.cancelled()) return;
   device.settled_early = true;
+  device.waiter.mark_cancelled();
   on_cancelled();
 }
 
@@ -216,7 +219,7 @@ std::vector<DeviceSnapshot> Launch::snapshot() const {
     s.state = s.op == nullptr && word == nullptr ? DeviceSnapshot::State::kOwnCode
                                                  : DeviceSnapshot::State::kWaiting;
     // The group's own release word is a member of its Rendezvous; a
-    // point-to-point wait sleeps on a channel's word instead.
+    // point-to-point wait sleeps on a link's word instead.
     const auto inside = [](const void* p, const void* object, size_t size) {
       const auto a = reinterpret_cast<uintptr_t>(p), o = reinterpret_cast<uintptr_t>(object);
       return a >= o && a < o + size;

@@ -59,6 +59,10 @@ class Waiter {
   // Whether a wait of the current launch was cancelled (and so the tracker
   // was told).
   bool cancelled() const { return cancelled_; }
+  // Records that the device already settled for this launch (the tracker's
+  // on_cancelled ran, or the device failed and settled itself), so no later
+  // wait reports it again.
+  void mark_cancelled() { cancelled_ = true; }
   void detach() { attach(nullptr, nullptr); }
 
   // Returns the first value of `word` for which done(value) holds.
