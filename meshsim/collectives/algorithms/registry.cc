@@ -11,14 +11,6 @@
 namespace meshsim {
 namespace {
 
-bool valid_name(std::string_view name) {
-  if (name.empty() || name == "auto") return false;
-  for (char c : name) {
-    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-')) return false;
-  }
-  return true;
-}
-
 // The per-runtime state of the collectives layer.
 struct CollectivesExtension : RuntimeExtension {
   AlgorithmRegistry registry;
@@ -58,7 +50,7 @@ void AlgorithmRegistry::mutate(const char* what, const std::function<void()>& ch
 template <class Args>
 void AlgorithmRegistry::add_entry(Collective collective, Algorithm<Args> algorithm, bool builtin) {
   const std::string name = algorithm.name;
-  if (!valid_name(name)) {
+  if (!is_algorithm_name(name) || name == "auto") {
     throw InvalidArgumentError("algorithm name '" + name + "' for " +
                                std::string(collective_name(collective)) +
                                ": names are non-empty, [a-z0-9_-], and not 'auto'");

@@ -44,15 +44,15 @@ size_t parse_bytes(std::string_view spec, std::string_view part, std::string_vie
   return value * scale;
 }
 
-bool valid_name(std::string_view name) {
+}  // namespace
+
+bool is_algorithm_name(std::string_view name) {
   if (name.empty()) return false;
   for (char c : name) {
     if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-')) return false;
   }
   return true;
 }
-
-}  // namespace
 
 std::array<std::vector<ParsedRule>, RegistryTables::kCollectives> parse_rules(
     std::string_view spec) {
@@ -69,7 +69,7 @@ std::array<std::vector<ParsedRule>, RegistryTables::kCollectives> parse_rules(
     for (std::string_view rule_text : split(group.substr(colon + 1), ',')) {
       const size_t range_colon = rule_text.find(':');
       const std::string_view name = rule_text.substr(0, range_colon);
-      if (!valid_name(name)) bad(spec, rule_text, "does not start with an algorithm name");
+      if (!is_algorithm_name(name)) bad(spec, rule_text, "does not start with an algorithm name");
       ParsedRule parsed;
       parsed.rule.collective = collective;
       parsed.rule.algorithm = std::string(name);

@@ -9,8 +9,7 @@
 namespace meshsim {
 
 void run_algorithm_erased(Meeting& meeting, const AlgorithmChoice& choice, Collective collective,
-                          CollectiveCall call, const void* args) {
-  call.algorithm = choice.name;
+                          const CollectiveCall& call, const void* args) {
   meeting.publish(call, nullptr, nullptr, args);
   meeting.meet();
   auto state = std::make_unique<CommunicatorState>();

@@ -20,6 +20,13 @@ constexpr int ceil_log2(int64_t n) {
   return k;
 }
 
+// ⌊log2 n⌋ for n >= 1.
+constexpr int floor_log2(int64_t n) {
+  int k = 0;
+  while ((int64_t{2} << k) <= n) ++k;
+  return k;
+}
+
 // The largest power of two <= n, for n >= 1.
 constexpr int floor_pow2(int n) {
   int p = 1;

@@ -12,6 +12,9 @@
 
 namespace meshsim {
 
+// Whether `name` is spelled as an algorithm name: non-empty, [a-z0-9_-].
+bool is_algorithm_name(std::string_view name);
+
 // The rules of `spec` by collective. InvalidArgumentError naming the part
 // that does not parse.
 std::array<std::vector<ParsedRule>, RegistryTables::kCollectives> parse_rules(std::string_view spec);

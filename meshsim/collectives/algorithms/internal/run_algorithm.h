@@ -11,9 +11,10 @@
 
 namespace meshsim {
 
+// `call.algorithm` must be the choice's name (front-ends set it on both paths);
 // `args` must be of the chosen collective's Args type.
 void run_algorithm_erased(Meeting& meeting, const AlgorithmChoice& choice, Collective collective,
-                          CollectiveCall call, const void* args);
+                          const CollectiveCall& call, const void* args);
 
 template <class Args>
 void run_algorithm(Meeting& meeting, const AlgorithmChoice& choice, Collective collective,

@@ -18,6 +18,7 @@
 
 #include "meshsim/collectives/algorithms/builtin/all_reduce/internal/steps.h"
 #include "meshsim/collectives/algorithms/internal/builtin.h"
+#include "meshsim/collectives/algorithms/internal/rank_math.h"
 
 namespace meshsim::builtin {
 namespace {
@@ -68,7 +69,7 @@ Algorithm<AllReduceArgs> all_reduce_binomial_tree() {
   a.description = "binomial-tree reduce to rank 0, then binomial-tree broadcast; pipelined";
   a.cost_formula = "2⌈log2 n⌉α + 2⌈log2 n⌉·Sβ + ⌈log2 n⌉·Sγ";
   a.cost = [](const CallShape& shape) {
-    const double levels = all_reduce_steps::ceil_log2(shape.group_size);
+    const double levels = detail::ceil_log2(shape.group_size);
     const double s = static_cast<double>(shape.bytes);
     return CostTerms{2 * levels, 2 * levels * s, levels * s};
   };

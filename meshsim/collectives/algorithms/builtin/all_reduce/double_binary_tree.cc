@@ -21,6 +21,7 @@
 
 #include "meshsim/collectives/algorithms/builtin/all_reduce/internal/steps.h"
 #include "meshsim/collectives/algorithms/internal/builtin.h"
+#include "meshsim/collectives/algorithms/internal/rank_math.h"
 
 namespace meshsim::builtin {
 namespace {
@@ -98,7 +99,7 @@ Algorithm<AllReduceArgs> all_reduce_double_binary_tree() {
   a.cost_formula = "2⌈log2 n⌉α + 2Sβ + Sγ (pipelined over many segments)";
   a.cost = [](const CallShape& shape) {
     const double s = static_cast<double>(shape.bytes);
-    return CostTerms{2.0 * all_reduce_steps::ceil_log2(shape.group_size), 2 * s, s};
+    return CostTerms{2.0 * detail::ceil_log2(shape.group_size), 2 * s, s};
   };
   a.preconditions = kCommutativeOp;
   a.tunables = {{"segment_bytes", 256 << 10, "bytes per pipelined segment"}};

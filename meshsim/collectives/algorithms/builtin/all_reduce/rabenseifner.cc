@@ -21,6 +21,7 @@
 
 #include "meshsim/collectives/algorithms/builtin/all_reduce/internal/steps.h"
 #include "meshsim/collectives/algorithms/internal/builtin.h"
+#include "meshsim/collectives/algorithms/internal/rank_math.h"
 
 namespace meshsim::builtin {
 namespace {
@@ -42,7 +43,7 @@ void run(Communicator& comm, const AllReduceArgs& args) {
     const auto at = [&](int64_t i) { return out + i * static_cast<int64_t>(esize); };
     std::array<Split, 32> splits{};  // by log2(d)
     int64_t begin = 0, end = args.count;
-    for (int d = fold.p() / 2, level = all_reduce_steps::floor_log2(fold.p()) - 1; d >= 1;
+    for (int d = fold.p() / 2, level = detail::floor_log2(fold.p()) - 1; d >= 1;
          d /= 2, --level) {
       const int peer = fold.rank_of(v ^ d);
       const int64_t middle = begin + (end - begin) / 2;
@@ -84,7 +85,7 @@ Algorithm<AllReduceArgs> all_reduce_rabenseifner() {
       "2log2(p)α + 2(p-1)/p·Sβ + (p-1)/p·Sγ [+ 2α + 2Sβ + Sγ if n ≠ p], p = 2^⌊log2 n⌋";
   a.cost = [](const CallShape& shape) {
     const int n = shape.group_size;
-    const int log_p = all_reduce_steps::floor_log2(n);
+    const int log_p = detail::floor_log2(n);
     const double p = static_cast<double>(1 << log_p);
     const bool folded = n != (1 << log_p);
     const double s = static_cast<double>(shape.bytes);

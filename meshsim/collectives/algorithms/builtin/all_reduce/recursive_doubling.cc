@@ -17,6 +17,7 @@
 
 #include "meshsim/collectives/algorithms/builtin/all_reduce/internal/steps.h"
 #include "meshsim/collectives/algorithms/internal/builtin.h"
+#include "meshsim/collectives/algorithms/internal/rank_math.h"
 
 namespace meshsim::builtin {
 namespace {
@@ -55,7 +56,7 @@ Algorithm<AllReduceArgs> all_reduce_recursive_doubling() {
   a.cost_formula = "log2(p)·(α + Sβ + Sγ) [+ 2α + 2Sβ + Sγ if n ≠ p], p = 2^⌊log2 n⌋";
   a.cost = [](const CallShape& shape) {
     const int n = shape.group_size;
-    const double steps = all_reduce_steps::floor_log2(n);
+    const double steps = detail::floor_log2(n);
     const bool folded = (n & (n - 1)) != 0;
     const double s = static_cast<double>(shape.bytes);
     return CostTerms{steps + (folded ? 2 : 0), (steps + (folded ? 2 : 0)) * s,

@@ -122,8 +122,6 @@ void PowerOfTwoFold::unfold(Communicator& comm, const AllReduceArgs& args) const
   }
 }
 
-int ceil_log2(int n) { return n <= 1 ? 0 : std::bit_width(static_cast<unsigned>(n - 1)); }
-int floor_log2(int n) { return std::bit_width(static_cast<unsigned>(n)) - 1; }
 
 int64_t segment_elements(Communicator& comm, DType dtype) {
   // Whole cache lines, as the fabric cuts its segments, so one pipelined

@@ -104,9 +104,6 @@ class PowerOfTwoFold {
   int rank_ = 0, p_ = 1, rem_ = 0, vrank_ = 0;
 };
 
-// ⌈log2 n⌉ and ⌊log2 n⌋ for n >= 1, for the cost functions.
-int ceil_log2(int n);
-int floor_log2(int n);
 // The elements in one pipelined segment: "segment_bytes" cut to whole cache
 // lines (at least one), as the fabric cuts its segments.
 int64_t segment_elements(Communicator& comm, DType dtype);
