@@ -35,7 +35,8 @@ Array precv(DeviceContext& ctx, Token /*after*/, Shape shape, DType dtype, AxisN
   if (source < 0) return Array::zeros(std::move(shape), dtype);
   const std::span<const int> ids = group.rendezvous->device_ids();
   Link& link = group.fabric->link(ids[source], ids[group.rank], Fabric::Lane::kMessages);
-  Array message = std::move(link.next(DeviceHooks::waiter(ctx)).message);
+  link.next(DeviceHooks::waiter(ctx));
+  Array message = link.take_message();
   link.release();
   if (message.dtype() != dtype || message.shape() != shape) {
     const std::string what =

@@ -125,12 +125,14 @@ Link& Communicator::link_from(int peer) {
 
 void Communicator::post_segment(Link& link, const void* data, size_t bytes, size_t total,
                                 size_t index) {
-  state_->pending->add(&link, link.post(*state_->waiter, data, bytes, total, index));
+  const uint32_t sequence = link.post(*state_->waiter, data, bytes, total, index);
+  // A segment copied at post leaves nothing for wait_sends to wait for.
+  if (!Link::copies_at_post(bytes)) state_->pending->add(&link, sequence);
 }
 
 void Communicator::take_segment(Link& link, int peer, void* data, size_t bytes, size_t total,
                                 size_t index, const Reduce* reduce) {
-  Link::Descriptor& d = link.next(*state_->waiter);
+  const Link::Descriptor& d = link.next(*state_->waiter);
   if (d.total != total || d.index != index || d.bytes != bytes) {
     // Not released: the sender stays blocked until the launch aborts. Both
     // sides cut a transfer the same way, so a different total shows on its
@@ -221,14 +223,16 @@ void Communicator::exchange(int to, const void* send_data, int from, void* recv_
   const auto* src = static_cast<const std::byte*>(send_data);
   auto* dst = static_cast<std::byte*>(recv_data);
   uint32_t last = 0;
+  bool in_place = false;  // some segment is read from send_data itself
   for (size_t i = 0; i < n; ++i) {
     const size_t offset = i * segment;
     const size_t len = n == 1 ? bytes : std::min(segment, bytes - offset);
     last = out.post(*state_->waiter, src + offset, len, bytes, i);
+    in_place = in_place || !Link::copies_at_post(len);
     take_segment(in, from, dst + offset, len, bytes, i, reduce);
   }
   // Returns with the send buffer free again.
-  out.wait_released(*state_->waiter, last);
+  if (in_place) out.wait_released(*state_->waiter, last);
 }
 
 void Communicator::sendrecv(int to, const void* send_data, int from, void* recv_data,

@@ -8,7 +8,9 @@
 // another lane, so the two never mix):
 // - A receiver reads the sender's buffer in place (zero copy: one memcpy or
 //   one reduction, no staging buffer). So a sent buffer must stay valid and
-//   unchanged until the receiver has read it.
+//   unchanged until the receiver has read it. (Segments of at most
+//   Link::kInlineBytes are copied into their descriptor when posted, so the
+//   latency path moves one cache line; their buffer is free at once.)
 // - A transfer moves in segments of `segment_bytes` (the algorithm's tunable
 //   "segment_bytes" when it declares one, else one segment). Each segment is
 //   one descriptor on the link's ring of Link::kSlots; a send waits only when
@@ -17,7 +19,7 @@
 //   CollectiveShapeError naming both devices, raised by the receiver before
 //   it reads anything (never a torn read), and it fails the launch.
 // - send() returns once its segments are posted; wait_sends() waits until
-//   every segment this member posted has been read. sendrecv() and
+//   every buffer this member sent is free again (read, or copied at post). sendrecv() and
 //   sendrecv_reduce() interleave one send and one receive segment by segment
 //   and return when both are complete (the sent buffer is free again): use
 //   them on cycles (rings, pairwise exchanges), where two blocking sends

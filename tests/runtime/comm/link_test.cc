@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <string>
 #include <thread>
@@ -22,7 +23,8 @@ int32_t value_of(const Array& a) { return a.at<int32_t>({}); }
 
 // precv's side of a message: take the oldest, release its slot.
 Array receive(Link& link, Waiter& waiter) {
-  Array m = std::move(link.next(waiter).message);
+  link.next(waiter);
+  Array m = link.take_message();
   link.release();
   return m;
 }
@@ -149,12 +151,12 @@ TEST(LinkTest, ResetDropsPendingMessages) {
 TEST(LinkTest, InPlaceReadIsReleasedToTheSender) {
   Link link;
   Waiter sender, receiver;
-  std::vector<int32_t> buffer = {1, 2, 3};
-  const uint32_t first = link.post(sender, buffer.data(), 12, 12, 0);
-  const uint32_t second = link.post(sender, buffer.data() + 1, 4, 4, 0);
-  Link::Descriptor& d = link.next(receiver);
+  std::vector<int32_t> buffer(16, 7);  // 64 bytes: more than a descriptor carries
+  const uint32_t first = link.post(sender, buffer.data(), 64, 64, 0);
+  const uint32_t second = link.post(sender, buffer.data() + 8, 32, 32, 0);
+  const Link::Descriptor& d = link.next(receiver);
   EXPECT_EQ(d.data, reinterpret_cast<const std::byte*>(buffer.data()));
-  EXPECT_EQ(d.bytes, 12u);
+  EXPECT_EQ(d.bytes, 64u);
   link.release();
   link.wait_released(sender, first);  // returns: the first is released
   EXPECT_EQ(link.pending(), 1u);
@@ -164,10 +166,31 @@ TEST(LinkTest, InPlaceReadIsReleasedToTheSender) {
     link.wait_released(w, second);
     released = true;
   });
-  EXPECT_EQ(link.next(receiver).bytes, 4u);
+  EXPECT_EQ(link.next(receiver).bytes, 32u);
   link.release();
   waiter_thread.join();
   EXPECT_TRUE(released);
+  EXPECT_EQ(link.pending(), 0u);
+}
+
+// A segment of at most kInlineBytes travels in its descriptor: the sender may
+// overwrite its buffer as soon as post returns, and the receiver still reads
+// what was posted (a larger one is read in place).
+TEST(LinkTest, SmallSegmentIsCopiedAtPost) {
+  Link link;
+  Waiter sender, receiver;
+  ASSERT_TRUE(Link::copies_at_post(Link::kInlineBytes));
+  ASSERT_FALSE(Link::copies_at_post(Link::kInlineBytes + 1));
+  std::vector<std::byte> buffer(Link::kInlineBytes);
+  for (size_t i = 0; i < buffer.size(); ++i) buffer[i] = std::byte(i + 1);
+  link.post(sender, buffer.data(), buffer.size(), buffer.size(), 0);
+  std::vector<std::byte> posted = buffer;
+  std::fill(buffer.begin(), buffer.end(), std::byte{0xff});
+  const Link::Descriptor& d = link.next(receiver);
+  ASSERT_EQ(d.bytes, posted.size());
+  EXPECT_NE(d.data, buffer.data());
+  EXPECT_EQ(std::vector<std::byte>(d.data, d.data + d.bytes), posted);
+  link.release();
   EXPECT_EQ(link.pending(), 0u);
 }
 

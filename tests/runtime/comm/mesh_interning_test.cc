@@ -40,7 +40,8 @@ void exchange(DeviceContext& ctx, std::vector<int>& got) {
   group.fabric->link(ids[group.rank], ids[peer], Fabric::Lane::kMessages)
       .post(waiter, Array::scalar<int32_t>(ctx.device_id()));
   Link& in = group.fabric->link(ids[peer], ids[group.rank], Fabric::Lane::kMessages);
-  got[ctx.position()] = in.next(waiter).message.at<int32_t>({});
+  in.next(waiter);
+  got[ctx.position()] = in.take_message().at<int32_t>({});
   in.release();
 }
 

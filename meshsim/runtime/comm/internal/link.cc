@@ -1,28 +1,45 @@
 #include "meshsim/runtime/comm/internal/link.h"
 
+#include <cstring>
 #include <utility>
 
 namespace meshsim {
 
+Link::Descriptor& Link::claim(Waiter& waiter) {
+  // Only this thread advances posted_, so a relaxed load of it is current.
+  const uint32_t posted = count(posted_.load(std::memory_order_relaxed));
+  if (distance(posted, released_seen_) >= kSlots) {
+    released_seen_ = count(waiter.wait(
+        released_, [posted](uint32_t value) { return distance(posted, count(value)) < kSlots; }));
+  }
+  return ring_[posted % kSlots];
+}
+
+uint32_t Link::publish() { return distance(count(posted_.advance()), 1); }
+
 uint32_t Link::post(Waiter& waiter, const void* data, size_t bytes, size_t total, size_t index) {
-  return post_descriptor(waiter,
-                         {static_cast<const std::byte*>(data), bytes, total, index, Array()});
+  Descriptor& d = claim(waiter);
+  if (copies_at_post(bytes)) {
+    if (bytes > 0) std::memcpy(d.inline_bytes.data(), data, bytes);
+    d.data = d.inline_bytes.data();
+  } else {
+    d.data = static_cast<const std::byte*>(data);
+  }
+  d.bytes = bytes;
+  d.total = total;
+  d.index = index;
+  return publish();
 }
 
 uint32_t Link::post(Waiter& waiter, Array message) {
-  const std::byte* data = message.bytes();
-  const size_t bytes = message.nbytes();
-  return post_descriptor(waiter, {data, bytes, bytes, 0, std::move(message)});
-}
-
-uint32_t Link::post_descriptor(Waiter& waiter, Descriptor descriptor) {
-  // Only this thread advances posted_, so a relaxed load of it is current.
-  const uint32_t posted = count(posted_.load(std::memory_order_relaxed));
-  waiter.wait(released_,
-              [posted](uint32_t value) { return distance(posted, count(value)) < kSlots; });
-  ring_[posted % kSlots] = std::move(descriptor);
-  posted_.advance();
-  return posted;
+  Descriptor& d = claim(waiter);
+  d.data = message.bytes();
+  d.bytes = message.nbytes();
+  d.total = d.bytes;
+  d.index = 0;
+  d.has_message = true;
+  messages_[&d - ring_.data()] = std::move(message);
+  return publish();
 }
 
 void Link::wait_released(Waiter& waiter, uint32_t sequence) {
@@ -30,21 +47,30 @@ void Link::wait_released(Waiter& waiter, uint32_t sequence) {
   // once fewer descriptors are pending than were posted after it.
   const uint32_t posted = count(posted_.load(std::memory_order_relaxed));
   const uint32_t after = distance(posted, sequence + 1);
-  waiter.wait(released_,
-              [posted, after](uint32_t value) { return distance(posted, count(value)) <= after; });
+  released_seen_ = count(waiter.wait(
+      released_, [posted, after](uint32_t value) { return distance(posted, count(value)) <= after; }));
 }
 
-Link::Descriptor& Link::next(Waiter& waiter) {
+const Link::Descriptor& Link::next(Waiter& waiter) {
   const uint32_t released = count(released_.load(std::memory_order_relaxed));
   waiter.wait(posted_, [released](uint32_t value) { return count(value) != released; });
   return ring_[released % kSlots];
 }
 
+Array Link::take_message() {
+  const uint32_t slot = count(released_.load(std::memory_order_relaxed)) % kSlots;
+  return ring_[slot].has_message ? std::move(messages_[slot]) : Array();
+}
+
 void Link::release() {
-  const uint32_t released = count(released_.load(std::memory_order_relaxed));
-  // Dropping the message leaves the slot without storage, so a psend's array
-  // is unshared again as soon as the receiver drops its own handle.
-  ring_[released % kSlots] = Descriptor();
+  const uint32_t slot = count(released_.load(std::memory_order_relaxed)) % kSlots;
+  // Only a message's slot is written: a plain segment's line stays clean in
+  // the sender's cache. Dropping the message leaves the slot without storage,
+  // so a psend's array is unshared again once the receiver drops its handle.
+  if (ring_[slot].has_message) {
+    messages_[slot] = Array();
+    ring_[slot].has_message = false;
+  }
   released_.advance();
 }
 
@@ -52,7 +78,9 @@ void Link::reset() {
   posted_.clear_poison();
   released_.clear_poison();
   for (Descriptor& slot : ring_) slot = Descriptor();
+  for (Array& message : messages_) message = Array();
   released_.advance(distance(count(posted_.load()), count(released_.load())));
+  released_seen_ = count(released_.load());
 }
 
 }  // namespace meshsim

@@ -4,9 +4,10 @@
 // receiver thread.
 //
 // A descriptor names bytes the receiver reads in place, in the sender's own
-// buffer (zero copy: the receiver does the one memcpy or reduction), or owns
-// a message (an Array, for psend / precv, whose sender need not wait for the
-// receiver unless all kSlots are taken).
+// buffer (zero copy: the receiver does the one memcpy or reduction), carries
+// a small segment inline (one cache line from sender to receiver: the
+// latency path), or owns a message (an Array, for psend / precv, whose
+// sender need not wait for the receiver unless all kSlots are taken).
 //
 // Contract
 // - At most one thread posts and one thread takes at a time (single producer,
@@ -41,20 +42,30 @@ class Link {
  public:
   // How far a sender may run ahead of its receiver, in descriptors.
   static constexpr uint32_t kSlots = 8;
+  // Segments up to this size travel inside their descriptor (copied at post),
+  // so the receiver finds the bytes in the cache line that announced them.
+  static constexpr size_t kInlineBytes = 24;
 
-  struct Descriptor {
-    const std::byte* data = nullptr;  // the bytes to read (in the sender's memory)
+  // One cache line, so a receiver reading slot k never shares a line with the
+  // sender filling slot k + 1.
+  struct alignas(64) Descriptor {
+    const std::byte* data = nullptr;  // the bytes to read (the sender's, or inline_bytes)
     size_t bytes = 0;
     // The whole transfer this segment belongs to, and its place in it, so a
     // receiver that expects another transfer fails on its first segment.
     size_t total = 0;
     size_t index = 0;
-    Array message;  // set for an owned message (psend); then data points into it
+    std::array<std::byte, kInlineBytes> inline_bytes{};
+    bool has_message = false;  // an owned message (psend) waits in this slot
   };
 
-  // Waits (through `waiter`) for a credit, then posts `bytes` at `data` (read
-  // in place: they must stay valid and unchanged until released). Returns the
-  // descriptor's sequence number.
+  // Whether a segment of `bytes` is copied into its descriptor at post (the
+  // sender's buffer is then free when post returns).
+  static bool copies_at_post(size_t bytes) { return bytes <= kInlineBytes; }
+
+  // Waits (through `waiter`) for a credit, then posts `bytes` at `data`: read
+  // in place, so they must stay valid and unchanged until released, unless
+  // copies_at_post(bytes). Returns the descriptor's sequence number.
   uint32_t post(Waiter& waiter, const void* data, size_t bytes, size_t total, size_t index);
   // The same with an owned message: the sender may return and forget it.
   uint32_t post(Waiter& waiter, Array message);
@@ -63,7 +74,10 @@ class Link {
   void wait_released(Waiter& waiter, uint32_t sequence);
 
   // Waits until a descriptor is posted and returns the oldest one.
-  Descriptor& next(Waiter& waiter);
+  const Descriptor& next(Waiter& waiter);
+  // The owned message of the descriptor next() returned (an empty Array if it
+  // has none), moved out.
+  Array take_message();
   // Releases the descriptor next() returned (dropping an owned message).
   void release();
 
@@ -77,15 +91,23 @@ class Link {
   // Counts are the WaitWord values without the poison bit, so they wrap at
   // 2^31; kSlots divides that, so count % kSlots names a slot.
   static_assert((kSlots & (kSlots - 1)) == 0, "kSlots must be a power of two");
+  static_assert(sizeof(Descriptor) == 64, "a descriptor is one cache line");
   static uint32_t count(uint32_t word) { return word >> 1; }
   static uint32_t distance(uint32_t later, uint32_t earlier) {
     return (later - earlier) & 0x7fff'ffff;
   }
-  uint32_t post_descriptor(Waiter& waiter, Descriptor descriptor);
+  // Waits for a credit and returns the slot to fill for the next descriptor.
+  Descriptor& claim(Waiter& waiter);
+  // Publishes the slot claim() returned; returns its sequence number.
+  uint32_t publish();
 
   WaitWord posted_;    // advanced by the sender once per descriptor
   WaitWord released_;  // advanced by the receiver once per descriptor
+  // The sender's last look at released_ (in its own line): while it shows a
+  // free slot, posting reads nothing the receiver writes.
+  alignas(64) uint32_t released_seen_ = 0;
   std::array<Descriptor, kSlots> ring_;
+  std::array<Array, kSlots> messages_;  // owned messages, by slot (psend only)
 };
 
 }  // namespace meshsim
