@@ -194,9 +194,9 @@ Array all_to_all(DeviceContext& ctx, const Array& x, AxisNames axes, int split_a
 }
 
 Array pswapaxes(DeviceContext& ctx, const Array& x, AxisNames axes, int axis,
-                const AxisIndexGroups& axis_index_groups) {
+                const AxisIndexGroups& axis_index_groups, std::string_view algorithm) {
   return all_to_all_impl(ctx, kPswapaxes, x, axes, axis, axis, /*tiled=*/false,
-                         axis_index_groups, {});
+                         axis_index_groups, algorithm);
 }
 
 }  // namespace meshsim

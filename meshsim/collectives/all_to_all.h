@@ -16,7 +16,9 @@
 //
 // pswapaxes(x, axes, axis) is all_to_all(x, axes, axis, axis) stacked, as in
 // JAX: x.shape[axis] must equal the group size, and the output, of x's shape,
-// holds at index s along `axis` the slice of rank s's x at my rank.
+// holds at index s along `axis` the slice of rank s's x at my rank. It runs
+// on the all_to_all algorithms; `algorithm` chooses one as
+// AllToAllOptions::algorithm does.
 //
 // Errors, on the device that passed the argument, each naming the collective:
 // CollectiveShapeError for an axis out of range, a split dimension that does
@@ -27,6 +29,7 @@
 // arguments or tiled get CollectiveMismatchError.
 
 #include <string>
+#include <string_view>
 
 #include "meshsim/mesh/axis_groups.h"
 #include "meshsim/runtime/array/array.h"
@@ -47,6 +50,6 @@ Array all_to_all(DeviceContext& ctx, const Array& x, AxisNames axes, int split_a
                  int concat_axis, const AllToAllOptions& options = {});
 
 Array pswapaxes(DeviceContext& ctx, const Array& x, AxisNames axes, int axis,
-                const AxisIndexGroups& axis_index_groups = {});
+                const AxisIndexGroups& axis_index_groups = {}, std::string_view algorithm = {});
 
 }  // namespace meshsim

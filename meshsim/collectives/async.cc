@@ -14,8 +14,8 @@ Array Pending::done() {
 }
 
 Pending psum_start(DeviceContext& ctx, const Array& x, AxisNames axes,
-                   const AxisIndexGroups& axis_index_groups) {
-  return Pending(psum(ctx, x, axes, axis_index_groups), "psum");
+                   const AxisIndexGroups& axis_index_groups, std::string_view algorithm) {
+  return Pending(psum(ctx, x, axes, axis_index_groups, algorithm), "psum");
 }
 
 Pending all_gather_start(DeviceContext& ctx, const Array& x, AxisNames axes,
@@ -33,8 +33,9 @@ Pending all_to_all_start(DeviceContext& ctx, const Array& x, AxisNames axes, int
   return Pending(all_to_all(ctx, x, axes, split_axis, concat_axis, options), "all_to_all");
 }
 
-Pending pbroadcast_start(DeviceContext& ctx, const Array& x, AxisNames axes, int source) {
-  return Pending(pbroadcast(ctx, x, axes, source), "pbroadcast");
+Pending pbroadcast_start(DeviceContext& ctx, const Array& x, AxisNames axes, int source,
+                         std::string_view algorithm) {
+  return Pending(pbroadcast(ctx, x, axes, source, algorithm), "pbroadcast");
 }
 
 Pending ppermute_start(DeviceContext& ctx, const Array& x, AxisNames axes,

@@ -55,6 +55,42 @@ TEST(AsyncTest, SeveralPendingHandlesGiveTheSynchronousResults) {
   }
 }
 
+// Every start takes its collective's algorithm choice; the record names it,
+// and the result is the synchronous (direct) one.
+TEST(AsyncTest, StartsRunTheAlgorithmTheyAreGiven) {
+  Runtime rt(4);
+  std::vector<std::vector<std::string>> ran(4);
+  std::vector<std::vector<Array>> async_out(4), sync_out(4);
+  rt.launch(Mesh::make({{"x", 4}}), [&](DeviceContext& ctx) {
+    const int p = ctx.position();
+    const Array x = Array::full({4, 2}, DType::kInt32, p + 1);
+    std::vector<Pending> pending;
+    pending.push_back(psum_start(ctx, x, "x", {}, "ring"));
+    pending.push_back(all_gather_start(ctx, x, "x", {.algorithm = "bruck"}));
+    pending.push_back(psum_scatter_start(ctx, x, "x", {.tiled = true, .algorithm = "pairwise"}));
+    pending.push_back(all_to_all_start(ctx, x, "x", 0, 0, {.tiled = true, .algorithm = "linear"}));
+    pending.push_back(pbroadcast_start(ctx, x, "x", 2, "binomial_tree"));
+    for (const CollectiveRecord& r : ctx.collective_records()) {
+      ran[p].push_back(std::string(r.collective) + ":" + std::string(r.algorithm));
+    }
+    for (Pending& h : pending) async_out[p].push_back(h.done());
+    sync_out[p] = {psum(ctx, x, "x"), all_gather(ctx, x, "x"),
+                   psum_scatter(ctx, x, "x", {.tiled = true}),
+                   all_to_all(ctx, x, "x", 0, 0, {.tiled = true}), pbroadcast(ctx, x, "x", 2)};
+  });
+  const std::vector<std::string> expected = {"psum:ring", "all_gather:bruck",
+                                             "psum_scatter:pairwise", "all_to_all:linear",
+                                             "pbroadcast:binomial_tree"};
+  for (int p = 0; p < 4; ++p) {
+    EXPECT_EQ(ran[p], expected) << "position " << p;
+    for (size_t i = 0; i < sync_out[p].size(); ++i) {
+      EXPECT_TRUE(array_equal(async_out[p][i], sync_out[p][i]))
+          << "position " << p << " op " << expected[i] << ": "
+          << first_difference(async_out[p][i], sync_out[p][i]);
+    }
+  }
+}
+
 TEST(AsyncTest, DoneTwiceIsAnError) {
   Runtime rt(2);
   EXPECT_ERROR(rt.launch(Mesh::make({{"x", 2}}),

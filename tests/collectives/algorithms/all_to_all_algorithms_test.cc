@@ -66,6 +66,35 @@ INSTANTIATE_TEST_SUITE_P(Builtin, AllToAllAlgorithmTest,
                          ::testing::ValuesIn(algorithm_cases::cases(kAlgorithms)),
                          algorithm_cases::case_name);
 
+// pswapaxes runs on the all_to_all algorithms: x of shape [n, count] swaps
+// its dimension 0 with the group, out[s] = rank s's x[my rank].
+TEST(PswapaxesAlgorithmTest, EachAlgorithmMatchesTheReference) {
+  constexpr int n = 5;
+  constexpr int64_t count = 3;
+  for (const std::string& algorithm : kAlgorithms) {
+    Runtime rt(n);
+    std::vector<Array> in, out(n);
+    for (int p = 0; p < n; ++p) {
+      in.push_back(algorithm_cases::input(p, n * count, DType::kInt32).reshape({n, count}));
+    }
+    std::vector<std::string> records(n);
+    rt.launch(Mesh::make({{"x", n}}), [&](DeviceContext& ctx) {
+      const int p = ctx.position();
+      out[p] = pswapaxes(ctx, in[p], "x", 0, {}, algorithm);
+      records[p] = algorithm_cases::last_record(ctx);
+    });
+    for (int p = 0; p < n; ++p) {
+      for (int s = 0; s < n; ++s) {
+        for (int64_t i = 0; i < count; ++i) {
+          EXPECT_EQ(out[p].at<int32_t>({s, i}), in[s].at<int32_t>({p, i}))
+              << algorithm << ": device " << p << " block " << s << " element " << i;
+        }
+      }
+      EXPECT_EQ(records[p], "pswapaxes/" + algorithm + "/" + std::to_string(n)) << "device " << p;
+    }
+  }
+}
+
 class AllToAllAlgorithm64Test : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(AllToAllAlgorithm64Test, MatchesReference) { check({GetParam(), 64, 3, DType::kInt32}); }
