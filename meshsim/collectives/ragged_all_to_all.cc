@@ -5,7 +5,9 @@
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <vector>
 
+#include "meshsim/collectives/algorithms/internal/run_algorithm.h"
 #include "meshsim/collectives/internal/meeting.h"
 #include "meshsim/mesh/error.h"
 #include "meshsim/mesh/internal/format.h"
@@ -89,6 +91,11 @@ void check_arrays(const Array& operand, const Array& output,
 
 }  // namespace
 
+// The front-end: checks every argument, then runs the direct ragged
+// all-to-all below or a chosen algorithm (algorithms/builtin/ragged_all_to_all/),
+// which reports the sizes it received so the front-end can check recv_sizes
+// the same way.
+//
 // The direct ragged all-to-all.
 //
 // Words: n = group size; spd = slices per peer; a row is one dim-0 slice of
@@ -104,7 +111,7 @@ void check_arrays(const Array& operand, const Array& output,
 Array ragged_all_to_all(DeviceContext& ctx, const Array& operand, const Array& output,
                         const Array& input_offsets, const Array& send_sizes,
                         const Array& output_offsets, const Array& recv_sizes, AxisNames axes,
-                        const AxisIndexGroups& axis_index_groups) {
+                        const AxisIndexGroups& axis_index_groups, std::string_view algorithm) {
   Meeting meeting(ctx, axes, axis_index_groups, "ragged_all_to_all");
   const int n = meeting.size();
   const int rank = meeting.rank();
@@ -160,23 +167,59 @@ Array ragged_all_to_all(DeviceContext& ctx, const Array& operand, const Array& o
   std::byte* const dst = result.mutable_bytes();
   const int64_t row_bytes = num_elements(std::span<const int64_t>(operand.shape()).subspan(1)) *
                             static_cast<int64_t>(dtype_size(operand.dtype()));
-  meeting.publish(CollectiveCall("ragged_all_to_all", operand.dtype(), operand.shape())
-                      .param("output_rows", output_rows)
-                      .param("entries", entries),
-                  operand.bytes(), dst, &mine);
-  meeting.meet();
+  // Slice t from sender s: the first one whose size disagrees with recv_sizes.
   std::optional<std::string> mismatch;
+  const auto check_received = [&](int s, int64_t t, int64_t size) {
+    const int64_t e = rank * per_peer + t;  // the sender's entry for this member
+    const int64_t i = s * per_peer + t;     // this member's entry for the sender
+    if (recv[i] != size && !mismatch) {
+      mismatch = value("recv_sizes", i, recv[i]) + " on " + peer(rank) + " but " + peer(s) +
+                 " sends it " + value("send_sizes", e, size);
+    }
+  };
+  const AlgorithmChoice choice =
+      choose_algorithm(ctx, "ragged_all_to_all", axes,
+                       call_shape(meeting, Collective::kRaggedAllToAll, operand.nbytes(), entries),
+                       algorithm);
+  CollectiveCall call("ragged_all_to_all", operand.dtype(), operand.shape());
+  call.param("output_rows", output_rows).param("entries", entries);
+  call.algorithm = choice.name;
+
+  if (!choice.is_direct()) {
+    // Algorithms take the index arrays as int64, and report what they received.
+    std::vector<int64_t> index(4 * entries), received(entries);
+    for (int64_t e = 0; e < entries; ++e) {
+      index[e] = mine.input_offsets[e];
+      index[entries + e] = mine.send_sizes[e];
+      index[2 * entries + e] = mine.output_offsets[e];
+      index[3 * entries + e] = recv[e];
+    }
+    run_algorithm(meeting, choice, Collective::kRaggedAllToAll, call,
+                  RaggedAllToAllArgs{.in = operand.bytes(),
+                                     .out = dst,
+                                     .row_bytes = static_cast<size_t>(row_bytes),
+                                     .slices_per_peer = per_peer,
+                                     .input_offsets = index.data(),
+                                     .send_sizes = index.data() + entries,
+                                     .output_offsets = index.data() + 2 * entries,
+                                     .recv_sizes = index.data() + 3 * entries,
+                                     .received_sizes = received.data()});
+    for (int s = 0; s < n; ++s) {
+      for (int64_t t = 0; t < per_peer; ++t) check_received(s, t, received[s * per_peer + t]);
+    }
+    if (mismatch) throw InvalidArgumentError(prefix(axes) + *mismatch);
+    return result;
+  }
+
+  meeting.publish(call, operand.bytes(), dst, &mine);
+  meeting.meet();
   for (int s = 0; s < n; ++s) {
     const Sends& from = *static_cast<const Sends*>(meeting.peer(s).extra);
     const auto* src = static_cast<const std::byte*>(meeting.peer(s).input);
     for (int64_t t = 0; t < per_peer; ++t) {
       const int64_t e = rank * per_peer + t;  // the sender's entry for this member
-      const int64_t i = s * per_peer + t;     // this member's entry for the sender
       const int64_t size = from.send_sizes[e];
-      if (recv[i] != size && !mismatch) {
-        mismatch = value("recv_sizes", i, recv[i]) + " on " + peer(rank) + " but " + peer(s) +
-                   " sends it " + value("send_sizes", e, size);
-      }
+      check_received(s, t, size);
       if (size * row_bytes > 0) {
         std::memcpy(dst + from.output_offsets[e] * row_bytes,
                     src + from.input_offsets[e] * row_bytes, size * row_bytes);

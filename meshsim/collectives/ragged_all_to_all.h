@@ -39,7 +39,14 @@
 //   send_sizes (raised by the receiver after every member has finished
 //   reading, so no buffer is freed while a peer reads it).
 // - CollectiveMismatchError on every member if members pass different operand
-//   shapes or dtypes, output rows, or index array lengths.
+//   shapes or dtypes, output rows, or index array lengths, or choose
+//   different algorithms.
+//
+// `algorithm`: "" for the runtime's choice, "auto", or a name of
+// algorithms/registry.h's ragged_all_to_all table (direct, pairwise, linear,
+// or one a user registered). Every algorithm gives the direct result bitwise.
+
+#include <string_view>
 
 #include "meshsim/mesh/axis_groups.h"
 #include "meshsim/runtime/array/array.h"
@@ -51,6 +58,7 @@ namespace meshsim {
 Array ragged_all_to_all(DeviceContext& ctx, const Array& operand, const Array& output,
                         const Array& input_offsets, const Array& send_sizes,
                         const Array& output_offsets, const Array& recv_sizes, AxisNames axes,
-                        const AxisIndexGroups& axis_index_groups = {});
+                        const AxisIndexGroups& axis_index_groups = {},
+                        std::string_view algorithm = {});
 
 }  // namespace meshsim

@@ -63,14 +63,16 @@ struct Case {
   Shape row_shape;  // the dims after dim 0
 };
 
-using Param = std::tuple<Case, DType, DType>;
+// The case, the data dtype, the index arrays' dtype, and the algorithm.
+using Param = std::tuple<Case, DType, DType, std::string>;
 
 std::string case_name(const ::testing::TestParamInfo<Param>& info) {
-  const auto& [c, dtype, index_dtype] = info.param;
+  const auto& [c, dtype, index_dtype, algorithm] = info.param;
   std::string name = testing_names::mesh_axes_name(c.mesh, c.axes, c.groups);
   name +=
       "_" + std::to_string(c.per_peer) + "per_peer_rank" + std::to_string(c.row_shape.size() + 1);
-  return name + "_" + std::string(dtype_name(dtype)) + "_" + std::string(dtype_name(index_dtype));
+  return name + "_" + std::string(dtype_name(dtype)) + "_" + std::string(dtype_name(index_dtype)) +
+         "_" + algorithm;
 }
 
 class RaggedReferenceTest : public ::testing::TestWithParam<Param> {};
@@ -78,7 +80,7 @@ class RaggedReferenceTest : public ::testing::TestWithParam<Param> {};
 // Random slice sizes, random gaps, and a shuffled layout on every receiver;
 // the reference applies the docstring's SEND / RECEIVE loops one row at a time.
 TEST_P(RaggedReferenceTest, MatchesSequentialReference) {
-  const auto& [c, dtype, index_dtype] = GetParam();
+  const auto& [c, dtype, index_dtype, algorithm] = GetParam();
   const Mesh mesh = Mesh::make(c.mesh);
   const int devices = mesh.size();
   const DeviceGroups groups = device_groups(mesh.abstract_mesh(), c.axes, c.groups);
@@ -146,7 +148,7 @@ TEST_P(RaggedReferenceTest, MatchesSequentialReference) {
     const Args& a = args[ctx.position()];
     results[ctx.position()] =
         ragged_all_to_all(ctx, a.operand, a.output, a.input_offsets, a.send_sizes, a.output_offsets,
-                          a.recv_sizes, c.axes, c.groups);
+                          a.recv_sizes, c.axes, c.groups, algorithm);
   });
 
   for (int p = 0; p < devices; ++p) {
@@ -192,7 +194,8 @@ INSTANTIATE_TEST_SUITE_P(RaggedAllToAll, RaggedReferenceTest,
                                             ::testing::Values(DType::kFloat32, DType::kInt8,
                                                               DType::kBFloat16, DType::kBool,
                                                               DType::kFloat64),
-                                            ::testing::Values(DType::kInt32, DType::kInt64)),
+                                            ::testing::Values(DType::kInt32, DType::kInt64),
+                                            ::testing::Values("direct", "pairwise", "linear")),
                          case_name);
 
 // One broken argument on top of the docstring example.

@@ -26,8 +26,9 @@ struct CallShape {
   Collective collective = Collective::kAllReduce;
   int group_size = 1;
   // Per member: the input's bytes (all_reduce, reduce_scatter: the whole
-  // input; all_gather: its block; all_to_all: all n blocks; broadcast: the
-  // root's message), and the same in elements.
+  // input; all_gather: its block; all_to_all: all n blocks;
+  // ragged_all_to_all: the operand; broadcast: the root's message), and the
+  // same in elements (ragged_all_to_all: the index arrays' length, n·spd).
   size_t bytes = 0;
   int64_t count = 0;
   ReduceOp op = ReduceOp::kSum;

@@ -18,12 +18,22 @@
 namespace meshsim {
 
 // The collectives that have algorithms to choose from.
-enum class Collective { kAllReduce, kAllGather, kReduceScatter, kAllToAll, kBroadcast, kBarrier };
+enum class Collective {
+  kAllReduce,
+  kAllGather,
+  kReduceScatter,
+  kAllToAll,
+  kRaggedAllToAll,
+  kBroadcast,
+  kBarrier
+};
 inline constexpr Collective kAllCollectives[] = {
-    Collective::kAllReduce, Collective::kAllGather, Collective::kReduceScatter,
-    Collective::kAllToAll,  Collective::kBroadcast, Collective::kBarrier};
+    Collective::kAllReduce,      Collective::kAllGather, Collective::kReduceScatter,
+    Collective::kAllToAll,       Collective::kRaggedAllToAll, Collective::kBroadcast,
+    Collective::kBarrier};
 
-// "all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "barrier".
+// "all_reduce", "all_gather", "reduce_scatter", "all_to_all",
+// "ragged_all_to_all", "broadcast", "barrier".
 std::string_view collective_name(Collective c);
 // The collective a name stands for: its own name or a front-end's (psum, pmax,
 // pmin and pmean are all_reduce; psum_scatter is reduce_scatter; pbroadcast is
@@ -65,6 +75,31 @@ struct AllToAllArgs {
   const void* in = nullptr;
   void* out = nullptr;
   size_t bytes = 0;
+};
+
+// Slices of rows (`row_bytes` bytes each; `slices_per_peer` = spd). Entry
+// e = j·spd + t of this member's four index arrays concerns peer j:
+// - rows [input_offsets[e], + send_sizes[e]) of `in` go to peer j and land at
+//   rows [output_offsets[e], + send_sizes[e]) of peer j's `out` (the
+//   sender's output_offsets place the slice on the receiver);
+// - recv_sizes[e] is what this member expects from peer j's entry r·spd + t.
+// The front-end has checked every slice against `in` and every landing
+// against `out` (all members' outs have the same rows), and `out` already
+// holds the caller's output: rows no slice lands on keep their values. An
+// algorithm writes each received slice where its sender places it, in sender
+// rank order where landings overlap (the higher rank wins, as direct), and
+// sets received_sizes[e] to what peer j's entry actually sent, whatever
+// recv_sizes said (the front-end reports any disagreement after the call).
+struct RaggedAllToAllArgs {
+  const void* in = nullptr;
+  void* out = nullptr;
+  size_t row_bytes = 0;
+  int64_t slices_per_peer = 1;
+  const int64_t* input_offsets = nullptr;
+  const int64_t* send_sizes = nullptr;
+  const int64_t* output_offsets = nullptr;
+  const int64_t* recv_sizes = nullptr;
+  int64_t* received_sizes = nullptr;
 };
 
 // Every member's `out` (`bytes` bytes) receives the `in` of member `root`.

@@ -21,10 +21,10 @@ size_t segment_count(size_t bytes, size_t segment) {
   return (bytes + segment - 1) / segment;
 }
 
-bool overlaps(const void* a, const void* b, size_t bytes) {
+bool overlaps(const void* a, size_t a_bytes, const void* b, size_t b_bytes) {
   const auto* pa = static_cast<const std::byte*>(a);
   const auto* pb = static_cast<const std::byte*>(b);
-  return bytes > 0 && pa < pb + bytes && pb < pa + bytes;
+  return a_bytes > 0 && b_bytes > 0 && pa < pb + b_bytes && pb < pa + a_bytes;
 }
 
 }  // namespace
@@ -207,11 +207,11 @@ void Communicator::wait_sends() {
       [&](Link& link, uint32_t sequence) { link.wait_released(*state_->waiter, sequence); });
 }
 
-void Communicator::exchange(int to, const void* send_data, int from, void* recv_data,
-                            size_t bytes, const Reduce* reduce) {
+void Communicator::exchange(int to, const void* send_data, size_t send_bytes, int from,
+                            void* recv_data, size_t recv_bytes, const Reduce* reduce) {
   check_rank(to, "sendrecv");
   check_rank(from, "sendrecv");
-  if (overlaps(send_data, recv_data, bytes)) {
+  if (overlaps(send_data, send_bytes, recv_data, recv_bytes)) {
     raise(InvalidArgumentError(std::string(state_->op) + " (algorithm '" + algorithm_name() +
                                "'): sendrecv's receive buffer overlaps its send buffer, which "
                                "the peer may still be reading"));
@@ -219,17 +219,25 @@ void Communicator::exchange(int to, const void* send_data, int from, void* recv_
   Link& out = link_to(to);
   Link& in = link_from(from);
   const size_t segment = state_->segment_bytes;
-  const size_t n = segment_count(bytes, segment);
+  const size_t sends = segment_count(send_bytes, segment);
+  const size_t receives = segment_count(recv_bytes, segment);
   const auto* src = static_cast<const std::byte*>(send_data);
   auto* dst = static_cast<std::byte*>(recv_data);
+  // One send and one receive segment in turn, so two members exchanging with
+  // each other never both wait for credits.
   uint32_t last = 0;
   bool in_place = false;  // some segment is read from send_data itself
-  for (size_t i = 0; i < n; ++i) {
+  for (size_t i = 0; i < std::max(sends, receives); ++i) {
     const size_t offset = i * segment;
-    const size_t len = n == 1 ? bytes : std::min(segment, bytes - offset);
-    last = out.post(*state_->waiter, src + offset, len, bytes, i);
-    in_place = in_place || !Link::copies_at_post(len);
-    take_segment(in, from, dst + offset, len, bytes, i, reduce);
+    if (i < sends) {
+      const size_t len = sends == 1 ? send_bytes : std::min(segment, send_bytes - offset);
+      last = out.post(*state_->waiter, src + offset, len, send_bytes, i);
+      in_place = in_place || !Link::copies_at_post(len);
+    }
+    if (i < receives) {
+      const size_t len = receives == 1 ? recv_bytes : std::min(segment, recv_bytes - offset);
+      take_segment(in, from, dst + offset, len, recv_bytes, i, reduce);
+    }
   }
   // Returns with the send buffer free again.
   if (in_place) out.wait_released(*state_->waiter, last);
@@ -237,15 +245,20 @@ void Communicator::exchange(int to, const void* send_data, int from, void* recv_
 
 void Communicator::sendrecv(int to, const void* send_data, int from, void* recv_data,
                             size_t bytes) {
-  exchange(to, send_data, from, recv_data, bytes, nullptr);
+  exchange(to, send_data, bytes, from, recv_data, bytes, nullptr);
+}
+
+void Communicator::sendrecv(int to, const void* send_data, size_t send_bytes, int from,
+                            void* recv_data, size_t recv_bytes) {
+  exchange(to, send_data, send_bytes, from, recv_data, recv_bytes, nullptr);
 }
 
 void Communicator::sendrecv_reduce(int to, const void* send_data, int from, void* recv_data,
                                    int64_t count, DType dtype, ReduceOp op) {
   check_count(count, "sendrecv_reduce");
   const Reduce reduce{op, dtype};
-  exchange(to, send_data, from, recv_data, static_cast<size_t>(count) * dtype_size(dtype),
-           &reduce);
+  const size_t bytes = static_cast<size_t>(count) * dtype_size(dtype);
+  exchange(to, send_data, bytes, from, recv_data, bytes, &reduce);
 }
 
 void Communicator::barrier() { state_->group.rendezvous->arrive(*state_->waiter); }

@@ -101,6 +101,11 @@ class Communicator {
   // recv_data must not overlap send_data (the peer may still be reading it):
   // InvalidArgumentError.
   void sendrecv(int to, const void* send_data, int from, void* recv_data, size_t bytes);
+  // The same with a different size each way: `send_bytes` to `to`,
+  // `recv_bytes` from `from` (what `from` sends this member, e.g. from a
+  // header exchanged first).
+  void sendrecv(int to, const void* send_data, size_t send_bytes, int from, void* recv_data,
+                size_t recv_bytes);
   void sendrecv_reduce(int to, const void* send_data, int from, void* recv_data, int64_t count,
                        DType dtype, ReduceOp op);
 
@@ -142,8 +147,8 @@ class Communicator {
   void take_segment(Link& link, int peer, void* data, size_t bytes, size_t total, size_t index,
                     const Reduce* reduce);
   void receive(int peer, void* data, size_t bytes, const Reduce* reduce);
-  void exchange(int to, const void* send_data, int from, void* recv_data, size_t bytes,
-                const Reduce* reduce);
+  void exchange(int to, const void* send_data, size_t send_bytes, int from, void* recv_data,
+                size_t recv_bytes, const Reduce* reduce);
 
   std::unique_ptr<CommunicatorState> state_;
 };

@@ -8,6 +8,7 @@ std::string_view collective_name(Collective c) {
     case Collective::kAllGather: return "all_gather";
     case Collective::kReduceScatter: return "reduce_scatter";
     case Collective::kAllToAll: return "all_to_all";
+    case Collective::kRaggedAllToAll: return "ragged_all_to_all";
     case Collective::kBroadcast: return "broadcast";
     case Collective::kBarrier: return "barrier";
   }

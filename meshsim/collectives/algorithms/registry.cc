@@ -82,6 +82,7 @@ void AlgorithmRegistry::add(Algorithm<AllReduceArgs> a) { add_entry(Collective::
 void AlgorithmRegistry::add(Algorithm<AllGatherArgs> a) { add_entry(Collective::kAllGather, std::move(a), false); }
 void AlgorithmRegistry::add(Algorithm<ReduceScatterArgs> a) { add_entry(Collective::kReduceScatter, std::move(a), false); }
 void AlgorithmRegistry::add(Algorithm<AllToAllArgs> a) { add_entry(Collective::kAllToAll, std::move(a), false); }
+void AlgorithmRegistry::add(Algorithm<RaggedAllToAllArgs> a) { add_entry(Collective::kRaggedAllToAll, std::move(a), false); }
 void AlgorithmRegistry::add(Algorithm<BroadcastArgs> a) { add_entry(Collective::kBroadcast, std::move(a), false); }
 void AlgorithmRegistry::add(Algorithm<BarrierArgs> a) { add_entry(Collective::kBarrier, std::move(a), false); }
 
@@ -89,6 +90,7 @@ void AlgorithmRegistry::add_builtin(Algorithm<AllReduceArgs> a) { add_entry(Coll
 void AlgorithmRegistry::add_builtin(Algorithm<AllGatherArgs> a) { add_entry(Collective::kAllGather, std::move(a), true); }
 void AlgorithmRegistry::add_builtin(Algorithm<ReduceScatterArgs> a) { add_entry(Collective::kReduceScatter, std::move(a), true); }
 void AlgorithmRegistry::add_builtin(Algorithm<AllToAllArgs> a) { add_entry(Collective::kAllToAll, std::move(a), true); }
+void AlgorithmRegistry::add_builtin(Algorithm<RaggedAllToAllArgs> a) { add_entry(Collective::kRaggedAllToAll, std::move(a), true); }
 void AlgorithmRegistry::add_builtin(Algorithm<BroadcastArgs> a) { add_entry(Collective::kBroadcast, std::move(a), true); }
 void AlgorithmRegistry::add_builtin(Algorithm<BarrierArgs> a) { add_entry(Collective::kBarrier, std::move(a), true); }
 

@@ -90,6 +90,7 @@ class AlgorithmRegistry {
   void add(Algorithm<AllGatherArgs> algorithm);
   void add(Algorithm<ReduceScatterArgs> algorithm);
   void add(Algorithm<AllToAllArgs> algorithm);
+  void add(Algorithm<RaggedAllToAllArgs> algorithm);
   void add(Algorithm<BroadcastArgs> algorithm);
   void add(Algorithm<BarrierArgs> algorithm);
 
@@ -126,6 +127,7 @@ class AlgorithmRegistry {
   void add_builtin(Algorithm<AllGatherArgs> algorithm);
   void add_builtin(Algorithm<ReduceScatterArgs> algorithm);
   void add_builtin(Algorithm<AllToAllArgs> algorithm);
+  void add_builtin(Algorithm<RaggedAllToAllArgs> algorithm);
   void add_builtin(Algorithm<BroadcastArgs> algorithm);
   void add_builtin(Algorithm<BarrierArgs> algorithm);
 

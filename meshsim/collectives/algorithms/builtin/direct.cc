@@ -70,6 +70,14 @@ Algorithm<AllToAllArgs> all_to_all_direct() {
       });
 }
 
+Algorithm<RaggedAllToAllArgs> ragged_all_to_all_direct() {
+  return direct<RaggedAllToAllArgs>(
+      "shared memory: each member copies the slices addressed to it from every operand, read "
+      "in place",
+      "2α + Sβ  (S: the rows a member receives, at most the operand's bytes)",
+      [](const CallShape& s) { return CostTerms{2, static_cast<double>(s.bytes), 0}; });
+}
+
 Algorithm<BroadcastArgs> broadcast_direct() {
   return direct<BroadcastArgs>(
       "shared memory: every member copies the root's input, read in place",

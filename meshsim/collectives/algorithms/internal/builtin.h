@@ -17,6 +17,7 @@ void register_all_reduce_algorithms(AlgorithmRegistry& registry);
 void register_all_gather_algorithms(AlgorithmRegistry& registry);
 void register_reduce_scatter_algorithms(AlgorithmRegistry& registry);
 void register_all_to_all_algorithms(AlgorithmRegistry& registry);
+void register_ragged_all_to_all_algorithms(AlgorithmRegistry& registry);
 void register_broadcast_algorithms(AlgorithmRegistry& registry);
 void register_barrier_algorithms(AlgorithmRegistry& registry);
 
@@ -29,6 +30,7 @@ Algorithm<AllReduceArgs> all_reduce_direct();
 Algorithm<AllGatherArgs> all_gather_direct();
 Algorithm<ReduceScatterArgs> reduce_scatter_direct();
 Algorithm<AllToAllArgs> all_to_all_direct();
+Algorithm<RaggedAllToAllArgs> ragged_all_to_all_direct();
 Algorithm<BroadcastArgs> broadcast_direct();
 Algorithm<BarrierArgs> barrier_direct();
 
@@ -56,6 +58,10 @@ Algorithm<ReduceScatterArgs> reduce_scatter_pairwise();
 Algorithm<AllToAllArgs> all_to_all_pairwise();
 Algorithm<AllToAllArgs> all_to_all_bruck();
 Algorithm<AllToAllArgs> all_to_all_linear();
+
+// ragged_all_to_all (builtin/ragged_all_to_all/)
+Algorithm<RaggedAllToAllArgs> ragged_all_to_all_pairwise();
+Algorithm<RaggedAllToAllArgs> ragged_all_to_all_linear();
 
 // broadcast (builtin/broadcast/)
 Algorithm<BroadcastArgs> broadcast_binomial_tree();
