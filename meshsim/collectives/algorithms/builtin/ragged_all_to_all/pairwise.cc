@@ -41,13 +41,11 @@ Algorithm<RaggedAllToAllArgs> ragged_all_to_all_pairwise() {
     const int r = comm.rank();
     const int64_t spd = args.slices_per_peer;
     const size_t R = args.row_bytes;
-    const std::vector<Landing> outgoing = ragged_slices::outgoing(args, n);
-    std::vector<Landing> incoming(outgoing.size());
-    const size_t header_bytes = static_cast<size_t>(spd) * sizeof(Landing);
-    std::memcpy(&incoming[r * spd], &outgoing[r * spd], header_bytes);
+    ragged_slices::Headers headers(args, n, r);
+    const std::vector<Landing>& incoming = headers.incoming;
     for (int k = 1; k < n; ++k) {
       const int to = detail::mod(r + k, n), from = detail::mod(r - k, n);
-      comm.sendrecv(to, &outgoing[to * spd], from, &incoming[from * spd], header_bytes);
+      comm.sendrecv(to, headers.to(to, spd), from, headers.from(from, spd), headers.bytes);
     }
     ragged_slices::report_sizes(incoming, args);
 

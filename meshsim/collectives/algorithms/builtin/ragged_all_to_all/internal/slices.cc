@@ -5,10 +5,15 @@
 
 namespace meshsim::ragged_slices {
 
-std::vector<Landing> outgoing(const RaggedAllToAllArgs& args, int group_size) {
-  std::vector<Landing> out(static_cast<size_t>(group_size * args.slices_per_peer));
-  for (size_t e = 0; e < out.size(); ++e) out[e] = {args.output_offsets[e], args.send_sizes[e]};
-  return out;
+Headers::Headers(const RaggedAllToAllArgs& args, int group_size, int rank)
+    : outgoing(static_cast<size_t>(group_size * args.slices_per_peer)),
+      incoming(outgoing.size()),
+      bytes(static_cast<size_t>(args.slices_per_peer) * sizeof(Landing)) {
+  for (size_t e = 0; e < outgoing.size(); ++e) {
+    outgoing[e] = {args.output_offsets[e], args.send_sizes[e]};
+  }
+  const int64_t spd = args.slices_per_peer;
+  std::copy_n(&outgoing[rank * spd], spd, &incoming[rank * spd]);
 }
 
 bool overlap(std::span<const Landing> landings) {

@@ -19,9 +19,18 @@ struct Landing {
   int64_t size = 0;
 };
 
-// This member's landings on every peer, peer j's spd of them at [j·spd, +spd)
-// (its output_offsets and send_sizes): the headers it sends.
-std::vector<Landing> outgoing(const RaggedAllToAllArgs& args, int group_size);
+// The headers of one member. `outgoing`: its landings on every peer, peer j's
+// spd of them at [j·spd, +spd) (its output_offsets and send_sizes), what it
+// sends peer j. `incoming`: the landings of the slices it receives, sender
+// s's at [s·spd, +spd); its own block is filled in, the algorithm receives
+// the others (`bytes` each).
+struct Headers {
+  Headers(const RaggedAllToAllArgs& args, int group_size, int rank);
+  std::vector<Landing> outgoing, incoming;
+  size_t bytes = 0;
+  Landing* to(int peer, int64_t spd) { return &outgoing[peer * spd]; }
+  Landing* from(int peer, int64_t spd) { return &incoming[peer * spd]; }
+};
 
 // Whether two non-empty landings share a row.
 bool overlap(std::span<const Landing> landings);
