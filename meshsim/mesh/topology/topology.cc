@@ -26,10 +26,14 @@ std::string number(double value) {
 
 std::string_view kind_name(DimensionKind kind) {
   switch (kind) {
-    case DimensionKind::fully_connected: return "fully_connected";
-    case DimensionKind::switch_: return "switch";
-    case DimensionKind::ring: return "ring";
-    case DimensionKind::bidirectional_ring: return "bidirectional_ring";
+    case DimensionKind::fully_connected:
+      return "fully_connected";
+    case DimensionKind::switch_:
+      return "switch";
+    case DimensionKind::ring:
+      return "ring";
+    case DimensionKind::bidirectional_ring:
+      return "bidirectional_ring";
   }
   return "unknown";
 }
@@ -40,14 +44,17 @@ Topology::Topology(std::vector<TopologyDimension> dimensions) : dimensions_(std:
   for (int d = 0; d < num_dimensions(); ++d) {
     const TopologyDimension& dim = dimensions_[d];
     if (dim.size < 1) {
-      throw TopologyError(describe(d, dim) + ": size must be >= 1, got " + std::to_string(dim.size));
+      throw TopologyError(describe(d, dim) + ": size must be >= 1, got " +
+                          std::to_string(dim.size));
     }
     if (!std::isfinite(dim.bandwidth) || dim.bandwidth <= 0) {
-      throw TopologyError(describe(d, dim) + ": bandwidth must be a finite number > 0 bytes/s, got " +
+      throw TopologyError(describe(d, dim) +
+                          ": bandwidth must be a finite number > 0 bytes/s, got " +
                           number(dim.bandwidth));
     }
     if (!std::isfinite(dim.latency) || dim.latency < 0) {
-      throw TopologyError(describe(d, dim) + ": latency must be a finite number >= 0 seconds, got " +
+      throw TopologyError(describe(d, dim) +
+                          ": latency must be a finite number >= 0 seconds, got " +
                           number(dim.latency));
     }
     strides_.push_back(static_cast<int>(nodes));
@@ -67,10 +74,14 @@ int Topology::ports(int d) const {
   const TopologyDimension& dim = dimensions_[d];
   if (dim.size == 1) return 0;
   switch (dim.kind) {
-    case DimensionKind::fully_connected: return dim.size - 1;  // one per peer
-    case DimensionKind::switch_: return 2;                     // uplink, downlink
-    case DimensionKind::ring: return 1;                        // forward
-    case DimensionKind::bidirectional_ring: return 2;          // forward, backward
+    case DimensionKind::fully_connected:
+      return dim.size - 1;  // one per peer
+    case DimensionKind::switch_:
+      return 2;  // uplink, downlink
+    case DimensionKind::ring:
+      return 1;  // forward
+    case DimensionKind::bidirectional_ring:
+      return 2;  // forward, backward
   }
   return 0;
 }
@@ -192,7 +203,8 @@ Link Topology::link(LinkId id) const {
                                std::to_string(num_links_) + ") of topology " + to_string());
   }
   const int d = static_cast<int>(std::upper_bound(link_offsets_.begin(), link_offsets_.end(), id) -
-                                 link_offsets_.begin()) - 1;
+                                 link_offsets_.begin()) -
+                1;
   // Dimensions of size 1 have no links and share their offset with the next
   // dimension; upper_bound skips them.
   const LinkId local = id - link_offsets_[d];

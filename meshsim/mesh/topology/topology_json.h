@@ -30,6 +30,7 @@ Topology parse_topology_json(std::string_view json, std::optional<int> device_co
 
 // parse_topology_json of a file's contents; TopologyError naming the path if
 // it cannot be opened, and every message prefixed with the path.
-Topology read_topology_file(const std::string& path, std::optional<int> device_count = std::nullopt);
+Topology read_topology_file(const std::string& path,
+                            std::optional<int> device_count = std::nullopt);
 
 }  // namespace meshsim

@@ -34,13 +34,12 @@ TopologyMapping::TopologyMapping(const AbstractMesh& mesh, const Topology& topol
       axis_dimensions_[axis].push_back(next++);
     }
     if (product != mesh.axis_sizes()[axis]) {
-      throw TopologyError(
-          axis_label(mesh, axis) + " does not fit " +
-          (axis_dimensions_[axis].empty()
-               ? "the topology: no dimensions are left"
-               : "topology " + dimension_sizes(topology, axis_dimensions_[axis]) +
-                     " (product " + std::to_string(product) + ")") +
-          "; mesh " + mesh.to_string() + ", topology " + topology.to_string());
+      throw TopologyError(axis_label(mesh, axis) + " does not fit " +
+                          (axis_dimensions_[axis].empty()
+                               ? "the topology: no dimensions are left"
+                               : "topology " + dimension_sizes(topology, axis_dimensions_[axis]) +
+                                     " (product " + std::to_string(product) + ")") +
+                          "; mesh " + mesh.to_string() + ", topology " + topology.to_string());
     }
   }
   check_and_tabulate(mesh, topology);
@@ -116,8 +115,8 @@ void TopologyMapping::check_and_tabulate(const AbstractMesh& mesh, const Topolog
 int TopologyMapping::node(int position) const {
   if (position < 0 || position >= static_cast<int>(node_of_position_.size())) {
     throw InvalidArgumentError("mesh position " + std::to_string(position) +
-                               " is out of range [0, " +
-                               std::to_string(node_of_position_.size()) + ")");
+                               " is out of range [0, " + std::to_string(node_of_position_.size()) +
+                               ")");
   }
   return node_of_position_[position];
 }

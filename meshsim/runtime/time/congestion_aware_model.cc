@@ -25,7 +25,8 @@ double CongestionAwareModel::arrival(const Transfer& transfer) {
   check_transfer(transfer);
   if (state_->last && canonically_before(transfer, *state_->last)) {
     throw InvalidArgumentError(
-        "congestion-aware model: " + describe(transfer) + " comes before " + describe(*state_->last) +
+        "congestion-aware model: " + describe(transfer) + " comes before " +
+        describe(*state_->last) +
         ", priced earlier, in canonical order (departure, source, destination, sequence); "
         "price transfers in that order or together with arrivals()");
   }

@@ -18,8 +18,15 @@
 // delays one that precedes it in canonical order, and the arrivals are a
 // function of the SET of transfers priced since reset(), not of the order of
 // the calls: give the model the set (NetworkModel::arrivals), or call
-// arrival() in canonical order, e.g. from a discrete-event loop that
-// releases transfers in (departure, source, destination, sequence) order.
+// arrival() in canonical order. When departures depend on arrivals (a device
+// sends after it received), price from a discrete-event loop: keep the
+// transfers issued but not priced in a queue, and price the canonically
+// first one only when no device can still issue one before it. With every
+// latency > 0 that holds for the first pending transfer once every device
+// has issued what it can (a later transfer departs after some arrival);
+// tests/runtime/time/ring_allreduce_schedule_test.cc has such a loop.
+// Pricing step by step is not enough once the clocks diverge: one device's
+// step k+1 may depart before another's step k.
 // A call out of canonical order would make the result depend on the order
 // of the calls, so it throws instead (see arrival()).
 //

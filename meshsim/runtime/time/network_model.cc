@@ -21,8 +21,8 @@ std::string describe(const Transfer& transfer) {
   std::snprintf(departure, sizeof departure, "%.17g", transfer.departure);
   return "transfer " + std::to_string(transfer.source) + " -> " +
          std::to_string(transfer.destination) + " (" + std::to_string(transfer.bytes) +
-         " bytes, departing at " + departure + " s, sequence " +
-         std::to_string(transfer.sequence) + ")";
+         " bytes, departing at " + departure + " s, sequence " + std::to_string(transfer.sequence) +
+         ")";
 }
 
 void check_transfer(const Transfer& transfer) {

@@ -21,14 +21,14 @@ TEST(TopologyJson, ReadsTheSameTopologyAsTheSpec) {
       {"kind": "ring", "size": 8, "bandwidth": "400GB/s", "latency": "100ns"},
       {"kind": "torus2d", "size": [4, 2], "bandwidth": 5e10, "latency": 1e-6},
       {"kind": "switch", "size": 2, "bandwidth": 1073741824, "latency": 0}]})");
-  EXPECT_EQ(t, parse_topology_spec(
-                   "ring:8:bw=400GB/s,lat=100ns;torus2d:4x2:bw=50GB/s,lat=1us;"
-                   "switch:2:bw=1GiB/s,lat=0s"));
+  EXPECT_EQ(t, parse_topology_spec("ring:8:bw=400GB/s,lat=100ns;torus2d:4x2:bw=50GB/s,lat=1us;"
+                                   "switch:2:bw=1GiB/s,lat=0s"));
 }
 
 TEST(TopologyJson, DerivesAnOmittedSize) {
   Topology t = parse_topology_json(
-      R"({"dimensions": [{"kind": "fully_connected", "bandwidth": "1GB/s", "latency": "1us"}]})", 6);
+      R"({"dimensions": [{"kind": "fully_connected", "bandwidth": "1GB/s", "latency": "1us"}]})",
+      6);
   EXPECT_EQ(t.dimensions()[0].size, 6);
 }
 
@@ -94,10 +94,10 @@ TEST(TopologyJson, RejectsBadFields) {
                "topology dimension 0 (ring): bandwidth must be a finite number > 0 bytes/s, got 0");
   EXPECT_ERROR(one(R"("kind": "ring", "size": 4, "bandwidth": 1, "latency": -2)"), TopologyError,
                "latency must be a finite number >= 0 seconds, got -2");
-  EXPECT_ERROR(parse_topology_json(
-                   R"({"dimensions": [{"kind": "ring", "size": 4, "bandwidth": 1, "latency": 0}]})",
-                   8),
-               TopologyError, "the topology has 4 nodes but there are 8 devices");
+  EXPECT_ERROR(
+      parse_topology_json(
+          R"({"dimensions": [{"kind": "ring", "size": 4, "bandwidth": 1, "latency": 0}]})", 8),
+      TopologyError, "the topology has 4 nodes but there are 8 devices");
 }
 
 }  // namespace

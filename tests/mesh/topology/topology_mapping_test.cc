@@ -50,7 +50,8 @@ TEST(TopologyMapping, AnAxisSpansSeveralDimensions) {
 
 TEST(TopologyMapping, SizeOneAxesAndDimensionsTakeNothing) {
   AbstractMesh mesh({{"a", 1}, {"b", 4}});
-  TopologyMapping mapping(mesh, parse_topology_spec("ring:4:bw=1GB/s,lat=1us;switch:1:bw=1GB/s,lat=1us"));
+  TopologyMapping mapping(mesh,
+                          parse_topology_spec("ring:4:bw=1GB/s,lat=1us;switch:1:bw=1GB/s,lat=1us"));
   EXPECT_TRUE(mapping.dimensions_of_axis(0).empty());
   EXPECT_EQ(mapping.node(3), 3);
 }
@@ -73,8 +74,8 @@ TEST(TopologyMapping, RejectsSizesThatDoNotMatch) {
                "(product 16)");
   EXPECT_ERROR(TopologyMapping(AbstractMesh({{"x", 2}, {"y", 4}, {"z", 4}}), torus), TopologyError,
                "mesh axis 'x' (size 2) does not fit topology dimension 2 of size 4 (product 4)");
-  EXPECT_ERROR(TopologyMapping(AbstractMesh({{"x", 4}, {"y", 16}, {"z", 4}}), torus),
-               TopologyError, "mesh axis 'x' (size 4) does not fit the topology: no dimensions are left");
+  EXPECT_ERROR(TopologyMapping(AbstractMesh({{"x", 4}, {"y", 16}, {"z", 4}}), torus), TopologyError,
+               "mesh axis 'x' (size 4) does not fit the topology: no dimensions are left");
   EXPECT_ERROR(TopologyMapping(AbstractMesh({{"x", 4}, {"y", 4}}), torus), TopologyError,
                "topology dimension 2 (size 4) is not mapped to any axis of mesh "
                "AbstractMesh(x=4, y=4); the topology has 64 nodes, the mesh 16 positions");

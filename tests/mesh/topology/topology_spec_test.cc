@@ -55,9 +55,10 @@ TEST(TopologySpec, DerivesAnOmittedSizeFromTheDeviceCount) {
 }
 
 TEST(TopologySpec, RoundTripsThroughToString) {
-  for (const char* spec : {"ring:8:bw=50GB/s,lat=500ns",
-                           "bidirectional_ring:3:bw=3KiB/s,lat=0s;fully_connected:2:bw=3B/s,lat=7ms",
-                           "switch:16:bw=12.5GB/s,lat=1.25us;ring:1:bw=1TB/s,lat=1s"}) {
+  for (const char* spec :
+       {"ring:8:bw=50GB/s,lat=500ns",
+        "bidirectional_ring:3:bw=3KiB/s,lat=0s;fully_connected:2:bw=3B/s,lat=7ms",
+        "switch:16:bw=12.5GB/s,lat=1.25us;ring:1:bw=1TB/s,lat=1s"}) {
     Topology t = parse_topology_spec(spec);
     EXPECT_EQ(t.to_string(), spec);
     EXPECT_EQ(parse_topology_spec(t.to_string()), t);
@@ -74,7 +75,8 @@ TEST(TopologySpec, RejectsBadKindsAndShapes) {
   EXPECT_ERROR(parse_topology_spec(""), TopologyError, "unknown kind ''");
   EXPECT_ERROR(parse_topology_spec("ring"), TopologyError,
                "dimension group 0 (ring): expected kind[:sizes]:bw=...,lat=..., got 'ring'");
-  EXPECT_ERROR(parse_topology_spec("ring:4:2:bw=1GB/s,lat=1us"), TopologyError, "expected kind[:sizes]");
+  EXPECT_ERROR(parse_topology_spec("ring:4:2:bw=1GB/s,lat=1us"), TopologyError,
+               "expected kind[:sizes]");
   EXPECT_ERROR(parse_topology_spec("ring:4:bw=1GB/s,lat=1us;"), TopologyError,
                "dimension group 1: kind: unknown kind ''");
   EXPECT_ERROR(parse_topology_spec("torus2d:4:bw=1GB/s,lat=1us"), TopologyError,
@@ -102,8 +104,9 @@ TEST(TopologySpec, RejectsBadParameters) {
   EXPECT_ERROR(parse_topology_spec("ring:4:bandwidth=1GB/s,lat=1us"), TopologyError,
                "expected bw=<bandwidth> or lat=<latency>, got 'bandwidth=1GB/s'");
   EXPECT_ERROR(parse_topology_spec("ring:4:bw,lat=1us"), TopologyError, "got 'bw'");
-  EXPECT_ERROR(parse_topology_spec("switch:4:bw=0GB/s,lat=1us"), TopologyError,
-               "dimension group 0 (switch): bw: bandwidth must be a finite number > 0, got '0GB/s'");
+  EXPECT_ERROR(
+      parse_topology_spec("switch:4:bw=0GB/s,lat=1us"), TopologyError,
+      "dimension group 0 (switch): bw: bandwidth must be a finite number > 0, got '0GB/s'");
   EXPECT_ERROR(parse_topology_spec("ring:4:bw=-3GB/s,lat=1us"), TopologyError, "'-3GB/s'");
   EXPECT_ERROR(parse_topology_spec("ring:4:bw=nanGB/s,lat=1us"), TopologyError, "'nanGB/s'");
   EXPECT_ERROR(parse_topology_spec("ring:4:bw=1GB/s,lat=-1us"), TopologyError,
@@ -161,9 +164,15 @@ TEST(TopologySpec, GarbageThrowsTopologyErrorOnly) {
         size_t at = rng() % (text.size() + 1);
         char c = alphabet[rng() % alphabet.size()];
         switch (rng() % 3) {
-          case 0: text.insert(at, 1, c); break;
-          case 1: if (at < text.size()) text.erase(at, 1); break;
-          default: if (at < text.size()) text[at] = c; break;
+          case 0:
+            text.insert(at, 1, c);
+            break;
+          case 1:
+            if (at < text.size()) text.erase(at, 1);
+            break;
+          default:
+            if (at < text.size()) text[at] = c;
+            break;
         }
       }
       attempt(text);

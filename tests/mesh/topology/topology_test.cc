@@ -115,7 +115,8 @@ TEST(Topology, RoutesFullyConnectedOnOneDirectLink) {
 TEST(Topology, RoutesInDimensionOrderOnATorus) {
   // 4x4 torus: node = x + 4y. 0=(0,0) -> 10=(2,2): x first (tie: forward),
   // then y (tie: forward).
-  Topology t({dim(DimensionKind::bidirectional_ring, 4), dim(DimensionKind::bidirectional_ring, 4)});
+  Topology t(
+      {dim(DimensionKind::bidirectional_ring, 4), dim(DimensionKind::bidirectional_ring, 4)});
   EXPECT_EQ(hops(t, 0, 10), (Hops{{0, 1}, {1, 2}, {2, 6}, {6, 10}}));
   // 1=(1,0) -> 12=(0,3): x backward one, y backward one across the wrap.
   EXPECT_EQ(hops(t, 1, 12), (Hops{{1, 0}, {0, 12}}));
@@ -175,7 +176,8 @@ TEST(Topology, RejectsInvalidDimensions) {
   EXPECT_ERROR(Topology({dim(DimensionKind::ring, 0)}), TopologyError,
                "topology dimension 0 (ring): size must be >= 1, got 0");
   EXPECT_ERROR(Topology({dim(DimensionKind::ring, 2), dim(DimensionKind::switch_, 2, 0)}),
-               TopologyError, "topology dimension 1 (switch): bandwidth must be a finite number > 0");
+               TopologyError,
+               "topology dimension 1 (switch): bandwidth must be a finite number > 0");
   EXPECT_ERROR(Topology({dim(DimensionKind::ring, 2, -5)}), TopologyError, "got -5");
   EXPECT_ERROR(Topology({dim(DimensionKind::ring, 2, std::nan(""))}), TopologyError, "bandwidth");
   EXPECT_ERROR(Topology({dim(DimensionKind::ring, 2, std::numeric_limits<double>::infinity())}),
@@ -190,7 +192,8 @@ TEST(Topology, RejectsInvalidDimensions) {
 
 TEST(Topology, RejectsNodesAndLinksOutOfRange) {
   Topology t({dim(DimensionKind::ring, 4)});
-  EXPECT_ERROR(t.route(0, 4), InvalidArgumentError, "route destination node 4 is out of range [0, 4)");
+  EXPECT_ERROR(t.route(0, 4), InvalidArgumentError,
+               "route destination node 4 is out of range [0, 4)");
   EXPECT_ERROR(t.route(-1, 0), InvalidArgumentError, "route source node -1");
   EXPECT_ERROR(t.coords(4), InvalidArgumentError, "node 4");
   std::vector<int> bad{4};
@@ -199,7 +202,8 @@ TEST(Topology, RejectsNodesAndLinksOutOfRange) {
 }
 
 TEST(Topology, PrintsTheCanonicalSpec) {
-  Topology t({{DimensionKind::ring, 8, 50e9, 500e-9}, {DimensionKind::switch_, 4, 1073741824, 2e-6}});
+  Topology t(
+      {{DimensionKind::ring, 8, 50e9, 500e-9}, {DimensionKind::switch_, 4, 1073741824, 2e-6}});
   EXPECT_EQ(t.to_string(), "ring:8:bw=50GB/s,lat=500ns;switch:4:bw=1GiB/s,lat=2us");
 }
 

@@ -39,7 +39,8 @@ TEST(NetworkCallbackModel, RejectsImpossibleArrivalsAndTransfers) {
   CallbackModel fine([](const Transfer& t) { return t.departure; });
   EXPECT_ERROR(fine.arrival({0, 1, -1, 0.0}), InvalidArgumentError,
                "transfer 0 -> 1 (-1 bytes, departing at 0 s, sequence 0): bytes must be >= 0");
-  EXPECT_ERROR(fine.arrival({0, 1, 1, -0.5}), InvalidArgumentError, "departure must be a finite time >= 0");
+  EXPECT_ERROR(fine.arrival({0, 1, 1, -0.5}), InvalidArgumentError,
+               "departure must be a finite time >= 0");
 }
 
 }  // namespace

@@ -24,7 +24,9 @@ constexpr double kBandwidth = 1024;
 constexpr double kLatency = 0.25;
 constexpr int64_t kBytes = 1024;
 
-Topology ring(DimensionKind kind, int size) { return Topology({{kind, size, kBandwidth, kLatency}}); }
+Topology ring(DimensionKind kind, int size) {
+  return Topology({{kind, size, kBandwidth, kLatency}});
+}
 
 TEST(NetworkCongestionAware, StoresAndForwardsOnAnIdleNetwork) {
   CongestionAwareModel model(ring(DimensionKind::ring, 8));
@@ -99,9 +101,8 @@ TEST(NetworkCongestionAware, ArrivalsAreAFunctionOfTheSetNotItsOrder) {
   // One by one in canonical order: the same answers.
   std::vector<size_t> canonical(transfers.size());
   for (size_t i = 0; i < canonical.size(); ++i) canonical[i] = i;
-  std::sort(canonical.begin(), canonical.end(), [&](size_t a, size_t b) {
-    return canonically_before(transfers[a], transfers[b]);
-  });
+  std::sort(canonical.begin(), canonical.end(),
+            [&](size_t a, size_t b) { return canonically_before(transfers[a], transfers[b]); });
   model.reset();
   for (size_t i : canonical) EXPECT_EQ(model.arrival(transfers[i]), first[i]);
 

@@ -27,8 +27,8 @@ TEST(NetworkCongestionUnaware, PricesHopsTimesLatencyPlusBytesOverBandwidth) {
 
 TEST(NetworkCongestionUnaware, StreamsAtTheSlowestLinkOfAHierarchy) {
   // 1 -> 2: ring hop (lat 0.5, 1024 B/s), then switch up + down (0.125 each, 256 B/s).
-  CongestionUnawareModel model(parse_topology_spec(
-      "ring:2:bw=1KiB/s,lat=500ms;switch:2:bw=256B/s,lat=125ms"));
+  CongestionUnawareModel model(
+      parse_topology_spec("ring:2:bw=1KiB/s,lat=500ms;switch:2:bw=256B/s,lat=125ms"));
   EXPECT_EQ(model.arrival({1, 2, 512, 0.0}), 0.5 + 2 * 0.125 + 512.0 / 256);
 }
 

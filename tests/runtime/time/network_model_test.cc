@@ -20,7 +20,8 @@ TEST(NetworkModel, CanonicalOrderIsDepartureSourceDestinationSequence) {
   EXPECT_TRUE(canonically_before({1, 5, 1, 2.0, 9}, {2, 0, 1, 2.0, 0}));
   EXPECT_TRUE(canonically_before({1, 3, 1, 2.0, 9}, {1, 4, 1, 2.0, 0}));
   EXPECT_TRUE(canonically_before({1, 3, 1, 2.0, 0}, {1, 3, 1, 2.0, 1}));
-  EXPECT_FALSE(canonically_before({1, 3, 1, 2.0, 1}, {1, 3, 99, 2.0, 1}));  // bytes are not in the key
+  EXPECT_FALSE(
+      canonically_before({1, 3, 1, 2.0, 1}, {1, 3, 99, 2.0, 1}));  // bytes are not in the key
 }
 
 TEST(NetworkModel, ArrivalsPricesInCanonicalOrderAndAnswersInListedOrder) {
@@ -29,7 +30,8 @@ TEST(NetworkModel, ArrivalsPricesInCanonicalOrderAndAnswersInListedOrder) {
     seen.push_back(t.source);
     return t.departure + t.source;
   });
-  std::vector<Transfer> transfers{{2, 0, 1, 1.0}, {0, 1, 1, 1.0}, {1, 0, 1, 0.5}, {0, 2, 1, 1.0, 1}};
+  std::vector<Transfer> transfers{
+      {2, 0, 1, 1.0}, {0, 1, 1, 1.0}, {1, 0, 1, 0.5}, {0, 2, 1, 1.0, 1}};
   EXPECT_EQ(model.arrivals(transfers), (std::vector<double>{3.0, 1.0, 1.5, 1.0}));
   EXPECT_EQ(seen, (std::vector<int>{1, 0, 0, 2}));
 }

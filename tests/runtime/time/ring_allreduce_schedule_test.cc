@@ -46,8 +46,8 @@ double run_steps(NetworkModel& model, int p, int steps, int64_t bytes, std::vect
   const int fan = static_cast<int>(offsets.size());
   auto send_step = [&](int device, int step, double departure) {
     for (int k = 0; k < fan; ++k) {
-      pending.push({{device, (device + offsets[k]) % p, bytes, departure, int64_t{step} * fan + k},
-                    step});
+      pending.push(
+          {{device, (device + offsets[k]) % p, bytes, departure, int64_t{step} * fan + k}, step});
     }
   };
   std::vector<double> clock(p, 0.0);
@@ -93,7 +93,8 @@ TEST_P(RingAllReduceSchedule, BidirectionalHalvesTheBandwidthTermOnABidirectiona
   if (p == 2) {
     // Both neighbours are node 1, reached forward (the tie-break) on either
     // ring: the two halves share one link, as the one-way ring all-reduce.
-    const double one_way = 2 * (p - 1) * (kAlpha + static_cast<double>(2 * half_chunk) / kBandwidth);
+    const double one_way =
+        2 * (p - 1) * (kAlpha + static_cast<double>(2 * half_chunk) / kBandwidth);
     EXPECT_EQ(on_bi, one_way);
     EXPECT_EQ(on_uni, one_way);
   } else {

@@ -38,7 +38,8 @@ GroupKind parse_group_kind(std::string_view name, std::string_view field) {
                       "' (expected one of " + known + ")");
 }
 
-Topology build_topology(const std::vector<DimensionGroup>& groups, std::optional<int> device_count) {
+Topology build_topology(const std::vector<DimensionGroup>& groups,
+                        std::optional<int> device_count) {
   const DimensionGroup* derived = nullptr;
   int64_t given = 1;
   for (const DimensionGroup& group : groups) {
