@@ -36,7 +36,11 @@ double CongestionAwareModel::arrival(const Transfer& transfer) {
   const double bytes = static_cast<double>(transfer.bytes);
   for (const Link& link : state_->route) {
     const double occupancy = bytes / link.bandwidth;
-    time = state_->links[link.id].book(time, occupancy) + occupancy + link.latency;
+    LinkSchedule& schedule = state_->links[link.id];
+    // Transfers come in canonical order, so none after this one reaches a
+    // link before this one's departure: older bookings can never matter again.
+    schedule.forget_before(transfer.departure);
+    time = schedule.book(time, occupancy) + occupancy + link.latency;
   }
   return time;
 }

@@ -46,5 +46,16 @@ TEST(NetworkLinkSchedule, AZeroDurationBooksNothing) {
   EXPECT_EQ(link.intervals(), 1u);
 }
 
+TEST(NetworkLinkSchedule, ForgetsOnlyBookingsThatEndByTheGivenTime) {
+  LinkSchedule link;
+  link.book(0, 1);  // [0, 1)
+  link.book(2, 1);  // [2, 3)
+  link.book(5, 1);  // [5, 6)
+  link.forget_before(3);
+  EXPECT_EQ(link.intervals(), 1u);
+  EXPECT_EQ(link.book(3, 2), 3);  // [3, 5) is free
+  EXPECT_EQ(link.book(3, 1), 6);  // [5, 6) is still booked
+}
+
 }  // namespace
 }  // namespace meshsim

@@ -35,4 +35,8 @@ double LinkSchedule::book(double ready, double duration) {
   return start;
 }
 
+void LinkSchedule::forget_before(double time) {
+  while (!busy_.empty() && busy_.begin()->second <= time) busy_.erase(busy_.begin());
+}
+
 }  // namespace meshsim

@@ -17,6 +17,11 @@ class LinkSchedule {
   // back to back keeps one interval.
   double book(double ready, double duration);
 
+  // Drops the bookings that end at or before `time`. A caller that will
+  // never again book a start before `time` calls it to keep the schedule
+  // (and the search in book()) as short as the bookings still ahead.
+  void forget_before(double time);
+
   // Number of disjoint busy intervals (for tests).
   size_t intervals() const { return busy_.size(); }
 
