@@ -4,7 +4,6 @@
 #include <cstdio>
 
 #include "meshsim/mesh/error.h"
-#include "meshsim/runtime/time/internal/transfer_check.h"
 
 namespace meshsim {
 
@@ -15,7 +14,7 @@ CallbackModel::CallbackModel(std::function<double(const Transfer&)> arrival,
 }
 
 double CallbackModel::arrival(const Transfer& transfer) {
-  check_transfer(transfer);
+  check(transfer);
   const double time = arrival_(transfer);
   if (!std::isfinite(time) || time < transfer.departure) {
     char value[32];

@@ -15,8 +15,8 @@ class CallbackModel final : public NetworkModel {
   explicit CallbackModel(std::function<double(const Transfer&)> arrival,
                          std::function<void()> reset = {});
 
-  // Calls the function after checking the transfer (bytes, departure; the
-  // nodes are the function's to check). Throws InvalidArgumentError naming
+  // Calls the function after check() (bytes and departure; the nodes are
+  // the function's to check). Throws InvalidArgumentError naming
   // the transfer and the value if the function returns a time that is not
   // finite or is before the departure. Order and thread-safety are the
   // function's.

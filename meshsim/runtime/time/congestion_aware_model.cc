@@ -21,8 +21,13 @@ CongestionAwareModel::CongestionAwareModel(Topology topology)
 
 CongestionAwareModel::~CongestionAwareModel() = default;
 
+void CongestionAwareModel::check(const Transfer& transfer) const {
+  NetworkModel::check(transfer);
+  check_nodes(transfer, topology_);
+}
+
 double CongestionAwareModel::arrival(const Transfer& transfer) {
-  check_transfer(transfer);
+  check(transfer);
   if (state_->last && canonically_before(transfer, *state_->last)) {
     throw InvalidArgumentError(
         "congestion-aware model: " + describe(transfer) + " comes before " +

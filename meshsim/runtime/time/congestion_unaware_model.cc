@@ -8,8 +8,13 @@
 
 namespace meshsim {
 
+void CongestionUnawareModel::check(const Transfer& transfer) const {
+  NetworkModel::check(transfer);
+  check_nodes(transfer, topology_);
+}
+
 double CongestionUnawareModel::arrival(const Transfer& transfer) {
-  check_transfer(transfer);
+  check(transfer);
   // One route buffer per thread: no allocation per transfer, no shared state.
   thread_local std::vector<Link> route;
   topology_.route(transfer.source, transfer.destination, route);

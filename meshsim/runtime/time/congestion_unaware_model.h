@@ -24,6 +24,7 @@ class CongestionUnawareModel final : public NetworkModel {
   // Stateless: any order gives the same answers, and it is safe to call from
   // several threads at once. Errors as NetworkModel::arrival.
   double arrival(const Transfer& transfer) override;
+  void check(const Transfer& transfer) const override;
   // Nothing to forget.
   void reset() override {}
 

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <numeric>
 #include <tuple>
+#include <utility>
 
 #include "meshsim/mesh/error.h"
 #include "meshsim/runtime/time/internal/transfer_check.h"
@@ -25,7 +26,7 @@ std::string describe(const Transfer& transfer) {
          ")";
 }
 
-void check_transfer(const Transfer& transfer) {
+void NetworkModel::check(const Transfer& transfer) const {
   if (transfer.bytes < 0) {
     throw InvalidArgumentError(describe(transfer) + ": bytes must be >= 0");
   }
@@ -34,8 +35,20 @@ void check_transfer(const Transfer& transfer) {
   }
 }
 
+void check_nodes(const Transfer& transfer, const Topology& topology) {
+  for (auto [role, node] :
+       {std::pair{"source", transfer.source}, std::pair{"destination", transfer.destination}}) {
+    if (node < 0 || node >= topology.num_nodes()) {
+      throw InvalidArgumentError(describe(transfer) + ": " + role + " node " +
+                                 std::to_string(node) + " is out of range [0, " +
+                                 std::to_string(topology.num_nodes()) + ") of topology " +
+                                 topology.to_string());
+    }
+  }
+}
+
 std::vector<double> NetworkModel::arrivals(std::span<const Transfer> transfers) {
-  for (const Transfer& transfer : transfers) check_transfer(transfer);
+  for (const Transfer& transfer : transfers) check(transfer);
   std::vector<size_t> order(transfers.size());
   std::iota(order.begin(), order.end(), size_t{0});
   std::sort(order.begin(), order.end(), [&](size_t i, size_t j) {

@@ -40,10 +40,15 @@ class NetworkModel {
   virtual ~NetworkModel() = default;
 
   // When `transfer` arrives at its destination (>= its departure). Throws
-  // InvalidArgumentError for a node out of the topology's range, negative
-  // bytes, or a departure that is not finite and >= 0; each model states
-  // what more it requires (order, thread-safety).
+  // what check() throws; each model states what more it requires (order,
+  // thread-safety).
   virtual double arrival(const Transfer& transfer) = 0;
+
+  // Throws InvalidArgumentError naming the transfer if no model of this kind
+  // could price it: negative bytes, a departure that is not finite and >= 0,
+  // and (models over a topology) a node out of the topology's range. An
+  // integration may call it when a transfer is issued, before pricing.
+  virtual void check(const Transfer& transfer) const;
 
   // Forgets the state of earlier transfers (per-launch congestion), so the
   // next transfer sees an idle network.
@@ -52,7 +57,7 @@ class NetworkModel {
   // The arrival of each transfer, in the order given. The transfers are
   // priced by arrival() in canonical order (ties in the key broken by bytes),
   // so the result is a function of the set, whatever order it is listed in.
-  // Validates every transfer before pricing any.
+  // Checks every transfer (check()) before pricing any.
   std::vector<double> arrivals(std::span<const Transfer> transfers);
 };
 

@@ -133,7 +133,11 @@ TEST(NetworkCongestionAware, RejectsAnArrivalOutOfCanonicalOrder) {
 
 TEST(NetworkCongestionAware, ARejectedTransferBooksNothing) {
   CongestionAwareModel model(ring(DimensionKind::ring, 4));
-  EXPECT_ERROR(model.arrival({0, 9, kBytes, 0.0}), InvalidArgumentError, "node 9");
+  EXPECT_ERROR(model.arrival({0, 9, kBytes, 0.0}), InvalidArgumentError,
+               "destination node 9 is out of range [0, 4)");
+  // A set with one bad transfer is rejected before any of it is booked.
+  std::vector<Transfer> set{{0, 1, kBytes, 0.0}, {0, 1, kBytes, 0.0, 1}, {4, 1, kBytes, 0.0}};
+  EXPECT_ERROR(model.arrivals(set), InvalidArgumentError, "source node 4 is out of range");
   EXPECT_EQ(model.arrival({0, 1, kBytes, 0.0}), 1.0 + kLatency);
 }
 

@@ -48,7 +48,9 @@ TEST(NetworkCongestionUnaware, AMessageToItselfArrivesAtDeparture) {
 TEST(NetworkCongestionUnaware, RejectsNodesOutOfTheTopology) {
   CongestionUnawareModel model(Topology({{DimensionKind::ring, 4, 1, 1}}));
   EXPECT_ERROR(model.arrival({0, 4, 1, 0.0}), InvalidArgumentError,
-               "route destination node 4 is out of range [0, 4)");
+               "transfer 0 -> 4 (1 bytes, departing at 0 s, sequence 0): destination node 4 is "
+               "out of range [0, 4) of topology ring:4:bw=1B/s,lat=1s");
+  EXPECT_ERROR(model.check({-1, 0, 1, 0.0}), InvalidArgumentError, "source node -1");
   EXPECT_ERROR(model.arrival({0, 1, -2, 0.0}), InvalidArgumentError, "bytes must be >= 0");
 }
 

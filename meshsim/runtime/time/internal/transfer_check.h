@@ -1,12 +1,13 @@
 #pragma once
-// The checks every model makes on a transfer before pricing it.
+// The node check of the models over a topology (NetworkModel::check).
 
+#include "meshsim/mesh/topology/topology.h"
 #include "meshsim/runtime/time/network_model.h"
 
 namespace meshsim {
 
-// InvalidArgumentError naming the transfer unless bytes >= 0 and the
-// departure is finite and >= 0. (Node ranges are the topology's to check.)
-void check_transfer(const Transfer& transfer);
+// InvalidArgumentError naming the transfer unless both nodes are in
+// [0, topology.num_nodes()).
+void check_nodes(const Transfer& transfer, const Topology& topology);
 
 }  // namespace meshsim
