@@ -87,7 +87,7 @@ Topology parse_document(std::string_view text, std::optional<int> device_count) 
   json document;
   try {
     document = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // a syntax error, or a number out of range (5e999)
     throw TopologyError(std::string("malformed JSON: ") + e.what());
   }
   if (!document.is_object()) {

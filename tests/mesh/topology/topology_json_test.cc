@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <random>
 #include <string>
 
 #include "meshsim/mesh/error.h"
@@ -55,6 +56,8 @@ TEST(TopologyJson, RejectsMalformedDocuments) {
   EXPECT_ERROR(parse_topology_json(R"({"dimensions": [)"), TopologyError,
                "topology JSON: malformed JSON: [json.exception.parse_error");
   EXPECT_ERROR(parse_topology_json(""), TopologyError, "malformed JSON");
+  EXPECT_ERROR(parse_topology_json(R"({"dimensions": [{"kind": "ring", "bandwidth": 5e999}]})"),
+               TopologyError, "malformed JSON: [json.exception.out_of_range.406] number overflow");
   EXPECT_ERROR(parse_topology_json("[1, 2]"), TopologyError,
                "expected an object {\"dimensions\": [...]}, got [1,2]");
   EXPECT_ERROR(parse_topology_json("{}"), TopologyError, "\"dimensions\" is missing");
@@ -98,6 +101,44 @@ TEST(TopologyJson, RejectsBadFields) {
       parse_topology_json(
           R"({"dimensions": [{"kind": "ring", "size": 4, "bandwidth": 1, "latency": 0}]})", 8),
       TopologyError, "the topology has 4 nodes but there are 8 devices");
+}
+
+// Truncations and random edits of a valid document either parse or throw
+// TopologyError; no other exception (nlohmann's type errors included) escapes.
+TEST(TopologyJson, GarbageThrowsTopologyErrorOnly) {
+  const std::string valid =
+      R"({"dimensions": [{"kind": "ring", "size": 8, "bandwidth": "400GB/s", "latency": 1e-7},)"
+      R"( {"kind": "torus2d", "size": [2, 4], "bandwidth": 5e10, "latency": "1us"}]})";
+  const std::string alphabet = "{}[]\":,. -+e0123456789truefalsnl\\\x01\xff\xc3";
+  std::mt19937 rng(13);
+  int parsed = 0;
+  int rejected = 0;
+  auto attempt = [&](const std::string& text) {
+    try {
+      parse_topology_json(text);
+      ++parsed;
+    } catch (const TopologyError&) {
+      ++rejected;
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << text << " threw a non-TopologyError: " << e.what();
+    }
+  };
+  for (size_t n = 0; n <= valid.size(); ++n) attempt(valid.substr(0, n));
+  for (int round = 0; round < 3000; ++round) {
+    std::string text = valid;
+    for (int e = 1 + static_cast<int>(rng() % 3); e > 0; --e) {
+      size_t at = rng() % text.size();
+      char c = alphabet[rng() % alphabet.size()];
+      if (rng() % 2) {
+        text[at] = c;
+      } else {
+        text.insert(at, 1, c);
+      }
+    }
+    attempt(text);
+  }
+  EXPECT_GT(parsed, 0);
+  EXPECT_GT(rejected, 2000);
 }
 
 }  // namespace
