@@ -112,6 +112,14 @@ void TopologyMapping::check_and_tabulate(const AbstractMesh& mesh, const Topolog
   }
 }
 
+const std::vector<int>& TopologyMapping::dimensions_of_axis(int axis) const {
+  if (axis < 0 || axis >= static_cast<int>(axis_dimensions_.size())) {
+    throw InvalidArgumentError("mesh axis index " + std::to_string(axis) + " is out of range [0, " +
+                               std::to_string(axis_dimensions_.size()) + ")");
+  }
+  return axis_dimensions_[axis];
+}
+
 int TopologyMapping::node(int position) const {
   if (position < 0 || position >= static_cast<int>(node_of_position_.size())) {
     throw InvalidArgumentError("mesh position " + std::to_string(position) +

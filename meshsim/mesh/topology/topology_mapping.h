@@ -47,8 +47,9 @@ class TopologyMapping {
   // The topology node of mesh position `position`. InvalidArgumentError
   // unless 0 <= position < mesh size.
   int node(int position) const;
-  // The dimensions mesh axis `axis` (its index in the mesh) spans, fastest first.
-  const std::vector<int>& dimensions_of_axis(int axis) const { return axis_dimensions_.at(axis); }
+  // The dimensions mesh axis `axis` (its index in the mesh) spans, fastest
+  // first. InvalidArgumentError unless 0 <= axis < the mesh's axis count.
+  const std::vector<int>& dimensions_of_axis(int axis) const;
 
  private:
   void check_and_tabulate(const AbstractMesh& mesh, const Topology& topology);

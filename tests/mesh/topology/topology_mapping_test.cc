@@ -100,9 +100,11 @@ TEST(TopologyMapping, RejectsBadExplicitMappings) {
                "topology dimension 0 is mapped to both mesh axis 'x' (size 4) and mesh axis 'y'");
 }
 
-TEST(TopologyMapping, RejectsPositionsOutOfRange) {
+TEST(TopologyMapping, RejectsPositionsAndAxesOutOfRange) {
   TopologyMapping mapping(AbstractMesh({{"x", 4}}), parse_topology_spec("ring:4:bw=1GB/s,lat=1us"));
   EXPECT_ERROR(mapping.node(4), InvalidArgumentError, "mesh position 4 is out of range [0, 4)");
+  EXPECT_ERROR(mapping.dimensions_of_axis(1), InvalidArgumentError,
+               "mesh axis index 1 is out of range [0, 1)");
 }
 
 }  // namespace
