@@ -127,5 +127,13 @@ class MeshError : public InvalidArgumentError {
  public:
   using InvalidArgumentError::InvalidArgumentError;
 };
+// A network topology that cannot exist or does not fit the mesh it is bound
+// to: a dimension of size < 1, a bandwidth that is not a finite number > 0, a
+// negative latency, a malformed one-line spec or JSON file (unknown kind,
+// number, unit or field; a field missing), sizes that do not match the mesh.
+class TopologyError : public InvalidArgumentError {
+ public:
+  using InvalidArgumentError::InvalidArgumentError;
+};
 
 }  // namespace meshsim

@@ -1,0 +1,137 @@
+#include "meshsim/mesh/topology/topology_json.h"
+
+#include <climits>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <vector>
+
+#include "meshsim/mesh/error.h"
+#include "meshsim/mesh/topology/internal/dimension_group.h"
+#include "meshsim/mesh/topology/internal/units.h"
+
+namespace meshsim {
+namespace {
+
+using nlohmann::json;
+
+const json& require(const json& entry, const char* key, const std::string& label) {
+  auto it = entry.find(key);
+  if (it == entry.end()) throw TopologyError(label + ": \"" + key + "\" is missing");
+  return *it;
+}
+
+int parse_size(const json& value, const std::string& field) {
+  if (!value.is_number_integer()) {
+    throw TopologyError(field + ": expected an integer, got " + value.dump());
+  }
+  int64_t size = value.get<int64_t>();
+  if (size < 1 || size > INT_MAX) {
+    throw TopologyError(field + ": size must be in [1, " + std::to_string(INT_MAX) + "], got " +
+                        value.dump());
+  }
+  return static_cast<int>(size);
+}
+
+std::vector<int> parse_sizes(const json& value, int expected, const std::string& label) {
+  const std::string field = label + ": \"size\"";
+  if (expected == 1) return {parse_size(value, field)};
+  if (!value.is_array() || static_cast<int>(value.size()) != expected) {
+    throw TopologyError(field + ": expected an array of " + std::to_string(expected) +
+                        " integers, got " + value.dump());
+  }
+  std::vector<int> sizes;
+  for (const json& size : value) sizes.push_back(parse_size(size, field));
+  return sizes;
+}
+
+// A number in base units, or a string with a unit parsed by `parse`.
+template <typename Parse>
+double parse_quantity(const json& value, const std::string& field, Parse parse) {
+  if (value.is_string()) return parse(value.get<std::string>(), field);
+  if (!value.is_number()) {
+    throw TopologyError(field + ": expected a number or a string with a unit, got " + value.dump());
+  }
+  // Range checks (> 0, >= 0, finite) are the Topology constructor's.
+  return value.get<double>();
+}
+
+DimensionGroup parse_entry(const json& entry, int index) {
+  std::string label = "dimension group " + std::to_string(index);
+  if (!entry.is_object()) throw TopologyError(label + ": expected an object, got " + entry.dump());
+  for (const auto& [key, value] : entry.items()) {
+    if (key != "kind" && key != "size" && key != "bandwidth" && key != "latency") {
+      throw TopologyError(label + ": unknown field \"" + key +
+                          "\" (expected kind, size, bandwidth, latency)");
+    }
+  }
+  const json& kind_value = require(entry, "kind", label);
+  if (!kind_value.is_string()) {
+    throw TopologyError(label + ": \"kind\": expected a string, got " + kind_value.dump());
+  }
+  const std::string kind_name = kind_value.get<std::string>();
+  GroupKind kind = parse_group_kind(kind_name, label + ": \"kind\"");
+  label += " (" + kind_name + ")";
+  DimensionGroup group{label, kind.kind, kind.dimensions, {}, 0, 0};
+  if (auto size = entry.find("size"); size != entry.end()) {
+    group.sizes = parse_sizes(*size, kind.dimensions, label);
+  }
+  group.bandwidth = parse_quantity(require(entry, "bandwidth", label), label + ": \"bandwidth\"",
+                                   topology_units::parse_bandwidth);
+  group.latency = parse_quantity(require(entry, "latency", label), label + ": \"latency\"",
+                                 topology_units::parse_latency);
+  return group;
+}
+
+Topology parse_document(std::string_view text, std::optional<int> device_count) {
+  json document;
+  try {
+    document = json::parse(text);
+  } catch (const json::exception& e) {  // a syntax error, or a number out of range (5e999)
+    throw TopologyError(std::string("malformed JSON: ") + e.what());
+  }
+  if (!document.is_object()) {
+    throw TopologyError("expected an object {\"dimensions\": [...]}, got " + document.dump());
+  }
+  for (const auto& [key, value] : document.items()) {
+    if (key != "dimensions") {
+      throw TopologyError("unknown field \"" + key + "\" (expected \"dimensions\")");
+    }
+  }
+  auto dimensions = document.find("dimensions");
+  if (dimensions == document.end()) throw TopologyError("\"dimensions\" is missing");
+  if (!dimensions->is_array() || dimensions->empty()) {
+    throw TopologyError("\"dimensions\": expected a non-empty array, got " + dimensions->dump());
+  }
+  std::vector<DimensionGroup> groups;
+  for (const json& entry : *dimensions) {
+    groups.push_back(parse_entry(entry, static_cast<int>(groups.size())));
+  }
+  return build_topology(groups, device_count);
+}
+
+}  // namespace
+
+Topology parse_topology_json(std::string_view json_text, std::optional<int> device_count) {
+  try {
+    return parse_document(json_text, device_count);
+  } catch (TopologyError& e) {
+    e.add_context("topology JSON");
+    throw;
+  }
+}
+
+Topology read_topology_file(const std::string& path, std::optional<int> device_count) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw TopologyError("topology file '" + path + "': cannot be opened");
+  std::ostringstream contents;
+  contents << file.rdbuf();  // an empty file reads as "", which is malformed JSON
+  try {
+    return parse_document(contents.str(), device_count);
+  } catch (TopologyError& e) {
+    e.add_context("topology file '" + path + "'");
+    throw;
+  }
+}
+
+}  // namespace meshsim

@@ -1,0 +1,58 @@
+#include "meshsim/runtime/time/congestion_aware_model.h"
+
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "meshsim/mesh/error.h"
+#include "meshsim/runtime/time/internal/link_schedule.h"
+#include "meshsim/runtime/time/internal/transfer_check.h"
+
+namespace meshsim {
+
+struct CongestionAwareModel::State {
+  std::unordered_map<LinkId, LinkSchedule> links;  // only the links used since reset()
+  std::optional<Transfer> last;                    // the last transfer priced
+  std::vector<Link> route;                         // reused buffer
+};
+
+CongestionAwareModel::CongestionAwareModel(Topology topology)
+    : topology_(std::move(topology)), state_(std::make_unique<State>()) {}
+
+CongestionAwareModel::~CongestionAwareModel() = default;
+
+void CongestionAwareModel::check(const Transfer& transfer) const {
+  NetworkModel::check(transfer);
+  check_nodes(transfer, topology_);
+}
+
+double CongestionAwareModel::arrival(const Transfer& transfer) {
+  check(transfer);
+  if (state_->last && canonically_before(transfer, *state_->last)) {
+    throw InvalidArgumentError(
+        "congestion-aware model: " + describe(transfer) + " comes before " +
+        describe(*state_->last) +
+        ", priced earlier, in canonical order (departure, source, destination, sequence); "
+        "price transfers in that order or together with arrivals()");
+  }
+  topology_.route(transfer.source, transfer.destination, state_->route);
+  state_->last = transfer;
+  double time = transfer.departure;
+  const double bytes = static_cast<double>(transfer.bytes);
+  for (const Link& link : state_->route) {
+    const double occupancy = bytes / link.bandwidth;
+    LinkSchedule& schedule = state_->links[link.id];
+    // Transfers come in canonical order, so none after this one reaches a
+    // link before this one's departure: older bookings can never matter again.
+    schedule.forget_before(transfer.departure);
+    time = schedule.book(time, occupancy) + occupancy + link.latency;
+  }
+  return time;
+}
+
+void CongestionAwareModel::reset() {
+  state_->links.clear();
+  state_->last.reset();
+}
+
+}  // namespace meshsim
