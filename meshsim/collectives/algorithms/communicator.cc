@@ -37,6 +37,32 @@ void Communicator::raise(const E& error) const {
   throw error;
 }
 
+void CallMemory::vouch(const void* data, size_t bytes) {
+  if (data != nullptr && bytes > 0) vouched_.push_back({static_cast<const std::byte*>(data), bytes});
+}
+
+bool CallMemory::vouched(const void* data, size_t bytes) const {
+  const auto* p = static_cast<const std::byte*>(data);
+  for (const Range& r : vouched_) {
+    if (p >= r.begin && p <= r.begin + r.bytes && bytes <= static_cast<size_t>(r.begin + r.bytes - p)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::byte* CallMemory::scratch(size_t bytes) {
+  std::byte* block = blocks_.emplace_back(std::make_unique_for_overwrite<std::byte[]>(bytes)).get();
+  vouch(block, bytes);
+  return block;
+}
+
+const std::byte* CallMemory::copy(const void* data, size_t bytes) {
+  std::byte* block = blocks_.emplace_back(std::make_unique_for_overwrite<std::byte[]>(bytes)).get();
+  std::memcpy(block, data, bytes);
+  return block;
+}
+
 void PendingSends::add(Link* link, uint32_t sequence) {
   for (size_t i = 0; i < inline_size_; ++i) {
     if (inline_[i].first == link) {
@@ -123,6 +149,13 @@ Link& Communicator::link_from(int peer) {
   return state_->group.fabric->link(ids[peer], ids[rank()], Fabric::Lane::kCollective);
 }
 
+std::byte* Communicator::scratch(size_t bytes) { return state_->memory->scratch(bytes); }
+
+const void* Communicator::readable(const void* data, size_t bytes) {
+  if (Link::copies_at_post(bytes) || state_->memory->vouched(data, bytes)) return data;
+  return state_->memory->copy(data, bytes);
+}
+
 void Communicator::post_segment(Link& link, const void* data, size_t bytes, size_t total,
                                 size_t index) {
   const uint32_t sequence = link.post(*state_->waiter, data, bytes, total, index);
@@ -164,7 +197,7 @@ void Communicator::send(int peer, const void* data, size_t bytes) {
   Link& link = link_to(peer);
   const size_t segment = state_->segment_bytes;
   const size_t n = segment_count(bytes, segment);
-  const auto* p = static_cast<const std::byte*>(data);
+  const auto* p = static_cast<const std::byte*>(readable(data, bytes));
   for (size_t i = 0; i < n; ++i) {
     const size_t offset = i * segment;
     post_segment(link, p + offset, n == 1 ? bytes : std::min(segment, bytes - offset), bytes, i);
@@ -221,7 +254,7 @@ void Communicator::exchange(int to, const void* send_data, size_t send_bytes, in
   const size_t segment = state_->segment_bytes;
   const size_t sends = segment_count(send_bytes, segment);
   const size_t receives = segment_count(recv_bytes, segment);
-  const auto* src = static_cast<const std::byte*>(send_data);
+  const auto* src = static_cast<const std::byte*>(readable(send_data, send_bytes));
   auto* dst = static_cast<std::byte*>(recv_data);
   // One send and one receive segment in turn, so two members exchanging with
   // each other never both wait for credits.

@@ -7,10 +7,13 @@
 // Point-to-point semantics (the fabric's "collective" lane; psend / precv use
 // another lane, so the two never mix):
 // - A receiver reads the sender's buffer in place (zero copy: one memcpy or
-//   one reduction, no staging buffer). So a sent buffer must stay valid and
-//   unchanged until the receiver has read it. (Segments of at most
-//   Link::kInlineBytes are copied into their descriptor when posted, so the
-//   latency path moves one cache line; their buffer is free at once.)
+//   one reduction, no staging buffer) when it is one of the call's Args
+//   buffers or memory from scratch(): memory that outlives the call even when
+//   the algorithm throws. So a sent buffer must stay unchanged until the
+//   receiver has read it. Anything else sent (an algorithm's own vector, its
+//   stack) is copied once when sent, into memory the call owns; segments of
+//   at most Link::kInlineBytes travel inside their descriptor (the latency
+//   path moves one cache line). Either way that buffer is free at once.
 // - A transfer moves in segments of `segment_bytes` (the algorithm's tunable
 //   "segment_bytes" when it declares one, else one segment). Each segment is
 //   one descriptor on the link's ring of Link::kSlots; a send waits only when
@@ -29,9 +32,10 @@
 // Every wait is cancelled when another device of the launch fails, and shows
 // in deadlock and timeout reports as the collective's name. An error the
 // Communicator raises (a bad rank, a size mismatch) first stops the launch
-// and waits until no peer can read this member's buffers, so the algorithm's
-// own scratch may unwind safely; an algorithm that throws its own exception
-// should not have sends in flight (wait_sends first).
+// and waits until no peer can read this member's buffers. An algorithm may
+// throw its own exception at any point, sends in flight or not: no peer reads
+// memory the unwinding frees (see above), and the front-end stops the launch
+// and waits for the peers before the call's memory goes.
 //
 // A Communicator is used only on its member's device thread, during the call
 // that created it. Ranks are positions in the group (0..size()-1); passing
@@ -92,6 +96,11 @@ class Communicator {
   // for a name the algorithm does not declare.
   int64_t tunable(std::string_view name) const;
 
+  // `bytes` of uninitialized memory owned by this call (shared with its subgroups),
+  // freed once the call has ended on this member, or the launch has stopped
+  // and no peer can read it: scratch an algorithm sends from, read in place.
+  std::byte* scratch(size_t bytes);
+
   // Point-to-point transfers with member `peer` (see above).
   void send(int peer, const void* data, size_t bytes);
   void recv(int peer, void* data, size_t bytes);
@@ -141,6 +150,8 @@ class Communicator {
   Link& link_from(int peer);
   void check_count(int64_t count, const char* what) const;
   void post_segment(Link& link, const void* data, size_t bytes, size_t total, size_t index);
+  // `data` itself if a peer may read it in place (see above), else a copy.
+  const void* readable(const void* data, size_t bytes);
   // Takes segment `index` (`bytes` of a `total`-byte transfer) from `link`
   // into `data` (copy, or reduce when `reduce` is set); CollectiveShapeError
   // if the sender posted anything else.

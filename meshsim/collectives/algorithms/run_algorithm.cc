@@ -8,8 +8,43 @@
 
 namespace meshsim {
 
+namespace {
+
+size_t element_bytes(int64_t count, DType dtype) {
+  return static_cast<size_t>(count) * dtype_size(dtype);
+}
+
+}  // namespace
+
+ArgumentBuffers argument_buffers(const AllReduceArgs& a, int) {
+  const size_t bytes = element_bytes(a.count, a.dtype);
+  return {{{a.in, bytes}, {a.out, bytes}}};
+}
+ArgumentBuffers argument_buffers(const AllGatherArgs& a, int n) {
+  return {{{a.in, a.bytes}, {a.out, n * a.bytes}}};
+}
+ArgumentBuffers argument_buffers(const ReduceScatterArgs& a, int n) {
+  const size_t block = element_bytes(a.count, a.dtype);
+  return {{{a.in, n * block}, {a.out, block}}};
+}
+ArgumentBuffers argument_buffers(const AllToAllArgs& a, int n) {
+  return {{{a.in, n * a.bytes}, {a.out, n * a.bytes}}};
+}
+ArgumentBuffers argument_buffers(const RaggedAllToAllArgs& a, int n) {
+  int64_t rows = 0;
+  for (int64_t e = 0; e < n * a.slices_per_peer; ++e) {
+    rows = std::max(rows, a.input_offsets[e] + a.send_sizes[e]);
+  }
+  return {{{a.in, static_cast<size_t>(rows) * a.row_bytes}, {}}};
+}
+ArgumentBuffers argument_buffers(const BroadcastArgs& a, int) {
+  return {{{a.in, a.bytes}, {a.out, a.bytes}}};
+}
+ArgumentBuffers argument_buffers(const BarrierArgs&, int) { return {}; }
+
 void run_algorithm_erased(Meeting& meeting, const AlgorithmChoice& choice, Collective collective,
-                          const CollectiveCall& call, const void* args) {
+                          const CollectiveCall& call, const void* args,
+                          const ArgumentBuffers& buffers) {
   meeting.publish(call, nullptr, nullptr, args);
   meeting.meet();
   auto state = std::make_unique<CommunicatorState>();
@@ -19,6 +54,7 @@ void run_algorithm_erased(Meeting& meeting, const AlgorithmChoice& choice, Colle
   state->group = meeting.group();
   state->collective = collective;
   state->entry = choice.entry;
+  for (const ArgumentBuffer& b : buffers) state->memory->vouch(b.data, b.bytes);
   for (size_t i = 0; i < choice.entry->info->tunables.size(); ++i) {
     if (choice.entry->info->tunables[i].name == "segment_bytes") {
       // Whole cache lines (see Communicator); 0 or less: one segment.

@@ -8,7 +8,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
+#include <stdexcept>
 #include <vector>
 
 #include "meshsim/meshsim.h"
@@ -152,6 +154,76 @@ TEST(CommunicatorTest, PeerArgsNeedsTheDeclaration) {
                           psum(ctx, Array::zeros({4}, DType::kInt32), "x", {}, "reader");
                         }),
                InvalidArgumentError, "peer_args needs AlgorithmInfo::reads_peer_args");
+}
+
+}  // namespace
+}  // namespace meshsim
+
+namespace meshsim {
+namespace {
+
+// A user algorithm whose rank 1 sends 1 MiB from its own vector (large enough
+// that the allocator returns it to the system when freed), then throws before
+// rank 0 has read it: the launch fails with rank 1's error, and rank 0 never
+// reads freed memory (the send was copied into memory the call owns; the
+// sanitizer jobs run this).
+TEST(CommunicatorTest, ThrowingWithASendInFlightFreesNothingAPeerReads) {
+  constexpr size_t kBytes = size_t{1} << 20;
+  Algorithm<AllReduceArgs> a = star_all_reduce();
+  a.name = "throws_mid_send";
+  a.run = [](Communicator& comm, const AllReduceArgs&) {
+    if (comm.rank() == 1) {
+      std::vector<std::byte> mine(kBytes, std::byte{7});
+      comm.send(0, mine.data(), kBytes);
+      throw std::runtime_error("rank 1 gives up");
+    }
+    std::vector<std::byte> theirs(kBytes);
+    comm.recv(1, theirs.data(), kBytes);  // may complete, or be cancelled
+    for (std::byte b : theirs) ASSERT_EQ(b, std::byte{7});
+  };
+  for (int round = 0; round < 20; ++round) {
+    Runtime rt(2);
+    algorithm_registry(rt).add(a);
+    EXPECT_ERROR(rt.launch(Mesh::make({{"x", 2}}),
+                           [](DeviceContext& ctx) {
+                             psum(ctx, Array::zeros({1}, DType::kFloat32), "x", {},
+                                  "throws_mid_send");
+                           }),
+                 Error, "rank 1 gives up");
+  }
+}
+
+// What a member sends from its own memory is copied when sent: overwriting it
+// right after send() returns changes nothing the peer receives. (From the
+// call's Args buffers or scratch() the peer reads in place instead.)
+TEST(CommunicatorTest, SendsFromAlgorithmMemoryAreFreeOnReturn) {
+  constexpr size_t kBytes = 4096;
+  Algorithm<AllReduceArgs> a = star_all_reduce();
+  a.name = "overwrites";
+  std::vector<std::vector<std::byte>> received(2);
+  a.run = [&received](Communicator& comm, const AllReduceArgs&) {
+    const int peer = 1 - comm.rank();
+    std::vector<std::byte> mine(kBytes, std::byte(comm.rank() + 1));
+    comm.send(peer, mine.data(), kBytes);
+    std::fill(mine.begin(), mine.end(), std::byte{0xee});
+    std::byte* scratch = comm.scratch(kBytes);
+    std::fill(scratch, scratch + kBytes, std::byte(comm.rank() + 3));
+    comm.send(peer, scratch, kBytes);
+    received[comm.rank()].resize(2 * kBytes);
+    comm.recv(peer, received[comm.rank()].data(), kBytes);
+    comm.recv(peer, received[comm.rank()].data() + kBytes, kBytes);
+  };
+  Runtime rt(2);
+  algorithm_registry(rt).add(a);
+  rt.launch(Mesh::make({{"x", 2}}), [](DeviceContext& ctx) {
+    psum(ctx, Array::zeros({1}, DType::kFloat32), "x", {}, "overwrites");
+  });
+  for (int r = 0; r < 2; ++r) {
+    const int peer = 1 - r;
+    std::vector<std::byte> expected(kBytes, std::byte(peer + 1));
+    expected.resize(2 * kBytes, std::byte(peer + 3));
+    EXPECT_EQ(received[r], expected) << "rank " << r;
+  }
 }
 
 }  // namespace

@@ -10,7 +10,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <memory>
 
 #include "meshsim/collectives/algorithms/internal/builtin.h"
 #include "meshsim/collectives/algorithms/internal/rank_math.h"
@@ -34,15 +33,15 @@ Algorithm<AllGatherArgs> all_gather_bruck() {
     if (b == 0) return;
     // Slots [0, c) are sent whole each round, so they must be contiguous:
     // in `out` they would wrap around its end.
-    const auto slots = std::make_unique_for_overwrite<std::byte[]>(n * b);
-    std::memcpy(slots.get(), args.in, b);
+    std::byte* const slots = comm.scratch(n * b);
+    std::memcpy(slots, args.in, b);
     for (int d = 1; d < n; d *= 2) {
       const size_t c = static_cast<size_t>(std::min(d, n - d));
-      comm.sendrecv(detail::mod(r - d, n), slots.get(), detail::mod(r + d, n), slots.get() + d * b,
+      comm.sendrecv(detail::mod(r - d, n), slots, detail::mod(r + d, n), slots + d * b,
                     c * b);
     }
-    std::memcpy(out + r * b, slots.get(), (n - r) * b);
-    std::memcpy(out, slots.get() + (n - r) * b, r * b);
+    std::memcpy(out + r * b, slots, (n - r) * b);
+    std::memcpy(out, slots + (n - r) * b, r * b);
   };
   return a;
 }

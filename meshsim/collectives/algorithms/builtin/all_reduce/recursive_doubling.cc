@@ -13,7 +13,6 @@
 
 #include <cstring>
 #include <utility>
-#include <vector>
 
 #include "meshsim/collectives/algorithms/builtin/all_reduce/internal/steps.h"
 #include "meshsim/collectives/algorithms/internal/builtin.h"
@@ -29,9 +28,8 @@ void run(Communicator& comm, const AllReduceArgs& args) {
   const int v = fold.vrank();
   if (v >= 0) {
     const size_t bytes = static_cast<size_t>(args.count) * dtype_size(args.dtype);
-    std::vector<std::byte> scratch(bytes);
     std::byte* mine = static_cast<std::byte*>(args.out);
-    std::byte* theirs = scratch.data();
+    std::byte* theirs = comm.scratch(bytes);
     for (int d = 1; d < fold.p(); d *= 2) {
       const int peer = fold.rank_of(v ^ d);
       comm.sendrecv(peer, mine, peer, theirs, bytes);

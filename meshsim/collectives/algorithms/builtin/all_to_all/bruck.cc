@@ -14,7 +14,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <memory>
 
 #include "meshsim/collectives/algorithms/internal/builtin.h"
 #include "meshsim/collectives/algorithms/internal/rank_math.h"
@@ -51,8 +50,8 @@ Algorithm<AllToAllArgs> all_to_all_bruck() {
     if (b == 0) return;
     size_t most = 0;  // the largest round, in blocks
     for (int d = 1; d < n; d *= 2) most = std::max(most, static_cast<size_t>(with_bit(n, d)));
-    const auto scratch = std::make_unique_for_overwrite<std::byte[]>((n + 2 * most) * b);
-    std::byte* slots = scratch.get();
+    std::byte* const scratch = comm.scratch((n + 2 * most) * b);
+    std::byte* slots = scratch;
     std::byte* packed = slots + n * b;
     std::byte* unpacked = packed + most * b;
     for (int i = 0; i < n; ++i) std::memcpy(slots + i * b, in + detail::mod(r + i, n) * b, b);

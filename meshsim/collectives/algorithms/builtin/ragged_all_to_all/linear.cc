@@ -54,11 +54,11 @@ Algorithm<RaggedAllToAllArgs> ragged_all_to_all_linear() {
     // My slices packed by peer, in (peer, slice) order, as the receivers
     // stage them: the packing is staging_for() of my outgoing landings.
     const ragged_slices::Staging packing = ragged_slices::staging_for(outgoing);
-    std::vector<std::byte> packed(packing.rows * R);
+    std::byte* const packed = comm.scratch(packing.rows * R);
     const auto* in = static_cast<const std::byte*>(args.in);
     for (size_t e = 0; e < outgoing.size(); ++e) {
       if (outgoing[e].size > 0) {
-        std::memcpy(packed.data() + packing.begin[e] * R, in + args.input_offsets[e] * R,
+        std::memcpy(packed + packing.begin[e] * R, in + args.input_offsets[e] * R,
                     outgoing[e].size * R);
       }
     }
@@ -72,11 +72,11 @@ Algorithm<RaggedAllToAllArgs> ragged_all_to_all_linear() {
     std::vector<std::byte> staged(staging.rows * R);
     if (const int64_t own = peer_rows(outgoing, r); own > 0) {
       std::memcpy(staged.data() + staging.begin[r * spd] * R,
-                  packed.data() + packing.begin[r * spd] * R, own * R);
+                  packed + packing.begin[r * spd] * R, own * R);
     }
     for (int k = 1; k < n; ++k) {
       const int to = detail::mod(r + k, n);
-      comm.send(to, packed.data() + packing.begin[to * spd] * R, peer_rows(outgoing, to) * R);
+      comm.send(to, packed + packing.begin[to * spd] * R, peer_rows(outgoing, to) * R);
     }
     for (int k = 1; k < n; ++k) {
       const int from = detail::mod(r - k, n);

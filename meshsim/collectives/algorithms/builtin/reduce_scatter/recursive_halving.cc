@@ -20,7 +20,6 @@
 // (log2 p + 2)α + (S + (p-1)/p·S + S/n)β + (S + (p-1)/p·S)γ. Scratch: S.
 
 #include <cstring>
-#include <memory>
 
 #include "meshsim/collectives/algorithms/internal/builtin.h"
 #include "meshsim/collectives/algorithms/internal/rank_math.h"
@@ -56,8 +55,8 @@ Algorithm<ReduceScatterArgs> reduce_scatter_recursive_halving() {
       comm.recv(r + 1, args.out, b);
       return;
     }
-    const auto scratch = std::make_unique_for_overwrite<std::byte[]>(n * b);
-    std::byte* acc = scratch.get();
+    std::byte* const scratch = comm.scratch(n * b);
+    std::byte* acc = scratch;
     std::memcpy(acc, args.in, n * b);
     if (r < 2 * e) comm.recv_reduce(r - 1, acc, n * count, args.dtype, args.op);
 

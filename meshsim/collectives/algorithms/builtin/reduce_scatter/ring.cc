@@ -12,7 +12,6 @@
 // Cost: (n-1)α + (n-1)/n·Sβ + (n-1)/n·Sγ. Scratch: two blocks.
 
 #include <cstring>
-#include <memory>
 
 #include "meshsim/collectives/algorithms/internal/builtin.h"
 #include "meshsim/collectives/algorithms/internal/rank_math.h"
@@ -44,13 +43,13 @@ Algorithm<ReduceScatterArgs> reduce_scatter_ring() {
     // Partial sums alternate between two buffers: the one sent at step k is
     // read by r+1 before the sendrecv of step k returns, so step k+1 may
     // overwrite it.
-    const auto scratch = std::make_unique_for_overwrite<std::byte[]>(n > 2 ? 2 * b : 0);
+    std::byte* const scratch = comm.scratch(n > 2 ? 2 * b : 0);
     const int next = detail::mod(r + 1, n);
     const int prev = detail::mod(r - 1, n);
     const std::byte* send = in + detail::mod(r - 1, n) * b;
     for (int k = 0; k < n - 1; ++k) {
       const int block = detail::mod(r - k - 2, n);
-      std::byte* acc = k == n - 2 ? out : scratch.get() + (k % 2) * b;
+      std::byte* acc = k == n - 2 ? out : scratch + (k % 2) * b;
       std::memcpy(acc, in + block * b, b);
       comm.sendrecv_reduce(next, send, prev, acc, args.count, args.dtype, args.op);
       send = acc;
