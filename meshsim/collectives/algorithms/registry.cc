@@ -47,6 +47,14 @@ void AlgorithmRegistry::mutate(const char* what, const std::function<void()>& ch
   owner_->while_idle(what, change);
 }
 
+void AlgorithmRegistry::read(const std::function<void()>& read) const {
+  if (owner_ == nullptr) {
+    read();
+    return;
+  }
+  owner_->without_changes(read);
+}
+
 template <class Args>
 void AlgorithmRegistry::add_entry(Collective collective, Algorithm<Args> algorithm, bool builtin) {
   const std::string name = algorithm.name;
@@ -151,34 +159,45 @@ void AlgorithmRegistry::set_cost_model(const CostModel& model) {
   mutate("AlgorithmRegistry::set_cost_model", [&] { tables_->cost_model = model; });
 }
 
-const CostModel& AlgorithmRegistry::cost_model() const { return tables_->cost_model; }
+CostModel AlgorithmRegistry::cost_model() const {
+  CostModel model;
+  read([&] { model = tables_->cost_model; });
+  return model;
+}
 
 std::vector<const AlgorithmInfo*> AlgorithmRegistry::list(Collective collective) const {
   std::vector<const AlgorithmInfo*> out;
-  for (const RegistryEntry& e : tables_->of(collective)) out.push_back(e.info.get());
+  read([&] {
+    for (const RegistryEntry& e : tables_->of(collective)) out.push_back(e.info.get());
+  });
   return out;
 }
 
 const AlgorithmInfo* AlgorithmRegistry::find(Collective collective, std::string_view name) const {
-  const RegistryEntry* e = tables_->find(collective, name);
+  const RegistryEntry* e = nullptr;
+  read([&] { e = tables_->find(collective, name); });
   return e != nullptr ? e->info.get() : nullptr;
 }
 
 std::vector<const AlgorithmInfo*> AlgorithmRegistry::applicable(const CallShape& shape) const {
+  // The user's checks run outside the lock (they may call back into the
+  // registry); an AlgorithmInfo never changes or moves once added.
   std::vector<const AlgorithmInfo*> out;
-  for (const RegistryEntry& e : tables_->of(shape.collective)) {
-    if (!unmet_precondition(e.info->preconditions, shape).empty()) continue;
-    if (e.info->check && !e.info->check(shape).empty()) continue;
-    out.push_back(e.info.get());
+  for (const AlgorithmInfo* info : list(shape.collective)) {
+    if (!unmet_precondition(info->preconditions, shape).empty()) continue;
+    if (info->check && !info->check(shape).empty()) continue;
+    out.push_back(info);
   }
   return out;
 }
 
 std::string AlgorithmRegistry::valid_names(Collective collective) const {
   std::string out;
-  for (const RegistryEntry& e : tables_->of(collective)) {
-    out += (out.empty() ? "" : ", ") + e.info->name;
-  }
+  read([&] {
+    for (const RegistryEntry& e : tables_->of(collective)) {
+      out += (out.empty() ? "" : ", ") + e.info->name;
+    }
+  });
   return out + ", auto";
 }
 

@@ -106,7 +106,7 @@ class AlgorithmRegistry {
                    int64_t value);
   void set_fallback(bool fallback);
   void set_cost_model(const CostModel& model);
-  const CostModel& cost_model() const;
+  CostModel cost_model() const;
 
   // The algorithms of `collective` in registration order (built-ins first).
   std::vector<const AlgorithmInfo*> list(Collective collective) const;
@@ -136,6 +136,9 @@ class AlgorithmRegistry {
   void add_entry(Collective collective, Algorithm<Args> algorithm, bool builtin);
   // Runs `change` while the owner has no launch (RuntimeUsageError otherwise).
   void mutate(const char* what, const std::function<void()>& change);
+  // Runs `read` with no change running at the same time (another host thread
+  // may be changing the registry).
+  void read(const std::function<void()>& read) const;
   RuntimeImpl* owner_ = nullptr;
   std::unique_ptr<RegistryTables> tables_;
 };

@@ -142,6 +142,15 @@ void RuntimeImpl::while_idle(const char* what, FunctionRef<void()> change) {
   change();
 }
 
+void RuntimeImpl::without_changes(FunctionRef<void()> read) {
+  if (calling_device() != nullptr) {
+    read();
+    return;
+  }
+  std::lock_guard lock(in_flight_mu_);
+  read();
+}
+
 RuntimeImpl::~RuntimeImpl() {
   {
     std::unique_lock lock(in_flight_mu_);

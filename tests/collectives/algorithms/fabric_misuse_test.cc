@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "meshsim/collectives/algorithms/registry.h"
@@ -265,6 +266,39 @@ TEST(RegistryMisuseTest, ChangesDuringALaunchAreUsageErrors) {
   EXPECT_EQ(registry.find(Collective::kAllReduce, "late"), nullptr);
   EXPECT_NO_THROW(registry.add(user_all_reduce("late", reduce_at_root)));
   expect_usable(rt, mesh, "late");
+}
+
+// Two host threads share a registry: one registers algorithms while the
+// other lists, finds and asks for names, costs and applicable ones. Every
+// read sees a consistent table (the sanitizer jobs run this under TSan), and
+// in the end all 200 additions are there, in order.
+TEST(RegistryMisuseTest, HostThreadsMayReadWhileAnotherAdds) {
+  constexpr int kAdds = 200;
+  Runtime rt(2);
+  AlgorithmRegistry& registry = algorithm_registry(rt);
+  const size_t builtins = registry.list(Collective::kAllReduce).size();
+  std::atomic<bool> done{false};
+  std::thread reader([&] {
+    const CallShape shape{.collective = Collective::kAllReduce, .group_size = 2, .bytes = 64};
+    size_t seen = builtins;
+    while (!done.load()) {
+      const size_t listed = registry.list(Collective::kAllReduce).size();
+      ASSERT_GE(listed, seen);  // additions only
+      seen = listed;
+      ASSERT_NE(registry.find(Collective::kAllReduce, "direct"), nullptr);
+      ASSERT_THAT(registry.valid_names(Collective::kAllReduce), HasSubstr("direct"));
+      ASSERT_FALSE(registry.applicable(shape).empty());
+      ASSERT_GT(registry.cost_model().alpha_us, 0);
+    }
+  });
+  for (int i = 0; i < kAdds; ++i) {
+    registry.add(user_all_reduce("added_" + std::to_string(i), reduce_at_root));
+  }
+  done = true;
+  reader.join();
+  const auto listed = registry.list(Collective::kAllReduce);
+  ASSERT_EQ(listed.size(), builtins + kAdds);
+  for (int i = 0; i < kAdds; ++i) EXPECT_EQ(listed[builtins + i]->name, "added_" + std::to_string(i));
 }
 
 // The rule string of MESHSIM_ALGO, over user-registered algorithms so the

@@ -52,6 +52,10 @@ class RuntimeImpl {
   // it returns); RuntimeUsageError naming `what` if one is running or the
   // caller is a device thread of this runtime.
   void while_idle(const char* what, FunctionRef<void()> change);
+  // Runs `read` so that no while_idle change runs at the same time: under the
+  // same lock on a host thread; as is on a device thread of a running launch
+  // (no change can run while a launch does).
+  void without_changes(FunctionRef<void()> read);
 
  private:
   // The runtime's copy of `mesh`, created on first use. The caller holds the
