@@ -63,26 +63,6 @@ const std::byte* CallMemory::copy(const void* data, size_t bytes) {
   return block;
 }
 
-void PendingSends::add(Link* link, uint32_t sequence) {
-  for (size_t i = 0; i < inline_size_; ++i) {
-    if (inline_[i].first == link) {
-      inline_[i].second = sequence;
-      return;
-    }
-  }
-  for (auto& entry : overflow_) {
-    if (entry.first == link) {
-      entry.second = sequence;
-      return;
-    }
-  }
-  if (inline_size_ < kInline) {
-    inline_[inline_size_++] = {link, sequence};
-  } else {
-    overflow_.emplace_back(link, sequence);
-  }
-}
-
 Communicator::Communicator(std::unique_ptr<CommunicatorState> state) : state_(std::move(state)) {}
 Communicator::Communicator(Communicator&&) noexcept = default;
 Communicator::~Communicator() = default;
@@ -158,9 +138,9 @@ const void* Communicator::readable(const void* data, size_t bytes) {
 
 void Communicator::post_segment(Link& link, const void* data, size_t bytes, size_t total,
                                 size_t index) {
-  const uint32_t sequence = link.post(*state_->waiter, data, bytes, total, index);
+  link.post(*state_->waiter, data, bytes, total, index);
   // A segment copied at post leaves nothing for wait_sends to wait for.
-  if (!Link::copies_at_post(bytes)) state_->pending->add(&link, sequence);
+  if (!Link::copies_at_post(bytes)) state_->pending->add(&link);
 }
 
 void Communicator::take_segment(Link& link, int peer, void* data, size_t bytes, size_t total,
@@ -236,8 +216,7 @@ void Communicator::recv_reduce(int peer, void* data, int64_t count, DType dtype,
 }
 
 void Communicator::wait_sends() {
-  state_->pending->drain(
-      [&](Link& link, uint32_t sequence) { link.wait_released(*state_->waiter, sequence); });
+  state_->pending->drain([&](Link& link) { link.wait_all_released(*state_->waiter); });
 }
 
 void Communicator::exchange(int to, const void* send_data, size_t send_bytes, int from,

@@ -17,25 +17,24 @@
 
 namespace meshsim {
 
-// The links a member posted to during one call, each with the sequence of its
-// last descriptor, so wait_sends() waits on exactly those. Inline for the
-// few peers most algorithms talk to; a vector past that.
+// The links a member posted in-place segments to during one call, so
+// wait_sends() waits on exactly those: until each has every descriptor
+// released (the member is the only sender on its links). Only a repeat of the
+// last link is skipped, so adding is O(1); a link listed twice is waited on
+// twice, the second time at no cost.
 class PendingSends {
  public:
-  void add(Link* link, uint32_t sequence);
+  void add(Link* link) {
+    if (links_.empty() || links_.back() != link) links_.push_back(link);
+  }
   template <class Visit>
   void drain(Visit visit) {
-    for (size_t i = 0; i < inline_size_; ++i) visit(*inline_[i].first, inline_[i].second);
-    for (auto& [link, sequence] : overflow_) visit(*link, sequence);
-    inline_size_ = 0;
-    overflow_.clear();
+    for (Link* link : links_) visit(*link);
+    links_.clear();
   }
 
  private:
-  static constexpr size_t kInline = 8;
-  std::array<std::pair<Link*, uint32_t>, kInline> inline_{};
-  size_t inline_size_ = 0;
-  std::vector<std::pair<Link*, uint32_t>> overflow_;
+  std::vector<Link*> links_;
 };
 
 // What a call's sends may be read from in place. A receiver reads the

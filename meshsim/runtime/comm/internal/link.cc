@@ -51,6 +51,12 @@ void Link::wait_released(Waiter& waiter, uint32_t sequence) {
       released_, [posted, after](uint32_t value) { return distance(posted, count(value)) <= after; }));
 }
 
+void Link::wait_all_released(Waiter& waiter) {
+  const uint32_t posted = count(posted_.load(std::memory_order_relaxed));
+  if (distance(posted, released_seen_) == 0) return;
+  released_seen_ = count(waiter.wait(released_, [posted](uint32_t value) { return count(value) == posted; }));
+}
+
 const Link::Descriptor& Link::next(Waiter& waiter) {
   const uint32_t released = count(released_.load(std::memory_order_relaxed));
   waiter.wait(posted_, [released](uint32_t value) { return count(value) != released; });

@@ -72,6 +72,8 @@ class Link {
   // Waits until descriptor `sequence` (and every one before it) is released.
   // Sender side only.
   void wait_released(Waiter& waiter, uint32_t sequence);
+  // Waits until every descriptor posted so far is released. Sender side only.
+  void wait_all_released(Waiter& waiter);
 
   // Waits until a descriptor is posted and returns the oldest one.
   const Descriptor& next(Waiter& waiter);
