@@ -152,6 +152,15 @@ void expect_all_match_reference(const std::vector<RaggedMember>& members,
   }
 }
 
+void expect_same_arrays(const std::vector<Array>& got, const std::vector<Array>& want,
+                        const std::string& what) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_TRUE(array_equal(got[i], want[i])) << what << " device " << i << ": "
+                                               << first_difference(got[i], want[i]);
+  }
+}
+
 // Every algorithm equals direct bitwise (and the reference), over group sizes,
 // slices per peer up to 200, row widths, and int32 / int64 / mixed index
 // arrays (members may differ in index dtype: only the values are exchanged).
@@ -474,6 +483,73 @@ TEST(AdversarialRaggedTest, SixtyFourDevicesEveryAlgorithm) {
   }
 }
 
+
+// 16 devices with 200 slices per peer (3200 entries a member, most of them
+// empty, landings overlapping): every algorithm equals the reference.
+TEST(AdversarialRaggedTest, SixteenDevicesManySlicesPerPeer) {
+  const auto members = random_layout(16, 200, 24, 1, 640, 2);
+  for (const std::string& algorithm : {"pairwise", "linear", "direct"}) {
+    expect_all_match_reference(members, run_ragged(members, algorithm), algorithm);
+  }
+}
+
+// Operand of rank 3 and of other dtypes (a row is several elements, not a
+// multiple of 8 bytes): every algorithm equals direct.
+TEST(AdversarialRaggedTest, HigherRankOperandsAndOddRowSizes) {
+  const auto members = random_layout(3, 2, 6, 1, 77);
+  for (const DType dtype : {DType::kUInt8, DType::kFloat64, DType::kBool, DType::kInt8}) {
+    const auto run = [&](const std::string& algorithm) {
+      std::vector<Array> results(3);
+      Runtime rt(3, with_timeout());
+      rt.launch(Mesh::make({{"x", 3}}), [&](DeviceContext& ctx) {
+        const int p = ctx.position();
+        const RaggedMember& m = members[p];
+        Array operand = Array::empty({6, 3, 5}, DType::kInt64);
+        int64_t v = 1000 * p;
+        for (int64_t& x : operand.mutable_span<int64_t>()) x = v++;
+        const Array output = Array::full({6, 3, 5}, dtype, 1);
+        results[p] = ragged_all_to_all(
+            ctx, operand.astype(dtype), output, index_array(m.input_offsets, DType::kInt64),
+            index_array(m.send_sizes, DType::kInt32), index_array(m.output_offsets, DType::kInt64),
+            index_array(m.recv_sizes, DType::kInt32), "x", {}, algorithm);
+      });
+      return results;
+    };
+    const auto direct = run("direct");
+    for (const std::string& algorithm : kRaggedAlgorithms) {
+      expect_same_arrays(run(algorithm), direct, algorithm + " " + std::string(dtype_name(dtype)));
+    }
+  }
+}
+
+// An index array of a float dtype, of rank 2, or of length 0: named errors.
+TEST(AdversarialRaggedTest, MalformedIndexArrays) {
+  const auto call = [](const Array& io, const Array& ss, const Array& oo, const Array& rs,
+                       const std::string& algorithm) {
+    Runtime rt(2, with_timeout());
+    rt.launch(Mesh::make({{"x", 2}}), [&](DeviceContext& ctx) {
+      ragged_all_to_all(ctx, Array::zeros({4}, DType::kFloat32), Array::zeros({4}, DType::kFloat32),
+                        io, ss, oo, rs, "x", {}, algorithm);
+    });
+  };
+  const Array ok = index_array({0, 0}, DType::kInt32);
+  for (const std::string& algorithm : kRaggedAlgorithms) {
+    EXPECT_ERROR(call(ok, Array::zeros({2}, DType::kFloat32), ok, ok, algorithm), DTypeError,
+                 "send_sizes must be int32 or int64");
+    EXPECT_ERROR(call(ok, ok, ok, Array::zeros({2}, DType::kUInt32), algorithm), DTypeError,
+                 "recv_sizes must be int32 or int64");
+    EXPECT_ERROR(call(ok, ok, Array::zeros({1, 2}, DType::kInt32), ok, algorithm),
+                 CollectiveShapeError, "output_offsets must have rank 1");
+    const Array none = Array::zeros({0}, DType::kInt64);
+    EXPECT_ERROR(call(none, none, none, none, algorithm), CollectiveShapeError,
+                 "not a positive multiple of the group size 2");
+    const Array three = index_array({0, 0, 0}, DType::kInt64);
+    EXPECT_ERROR(call(three, three, three, three, algorithm), CollectiveShapeError,
+                 "not a positive multiple of the group size 2");
+    EXPECT_ERROR(call(ok, ok, ok, three, algorithm), CollectiveShapeError,
+                 "recv_sizes has 3 entries but input_offsets has 2");
+  }
+}
 
 // ---------------------------------------------------------------------------
 // Communicator, from a user-registered all_reduce algorithm
