@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <limits>
@@ -27,6 +28,10 @@ namespace meshsim {
 namespace {
 
 using namespace std::chrono_literals;
+
+// Link::kSlots (meshsim/runtime/comm/internal/link.h, documented in
+// communicator.h and send_recv.h).
+constexpr size_t Link_kSlots = 8;
 
 RuntimeOptions with_timeout() {
   RuntimeOptions options;
@@ -483,6 +488,29 @@ TEST(AdversarialRaggedTest, SixtyFourDevicesEveryAlgorithm) {
   }
 }
 
+
+// A user ragged_all_to_all algorithm that moves nothing and reports nothing
+// received: the front-end's recv_sizes check names the first disagreement
+// (no garbage result is returned).
+TEST(AdversarialRaggedTest, LazyUserAlgorithmIsCaughtByTheRecvSizesCheck) {
+  const auto members = random_layout(3, 2, 6, 1, 5150);
+  int64_t nonzero = 0;
+  for (int64_t v : members[0].recv_sizes) nonzero += v;
+  ASSERT_GT(nonzero, 0);
+  EXPECT_ERROR(run_ragged(
+                   members, [](int) { return std::string("lazy"); },
+                   [](int) { return DType::kInt32; },
+                   [](AlgorithmRegistry& reg) {
+                     Algorithm<RaggedAllToAllArgs> a;
+                     a.name = "lazy";
+                     a.description = "does nothing";
+                     a.cost_formula = "0";
+                     a.cost = [](const CallShape&) { return CostTerms{}; };
+                     a.run = [](Communicator&, const RaggedAllToAllArgs&) {};
+                     reg.add(std::move(a));
+                   }),
+               InvalidArgumentError, "sends it send_sizes[");
+}
 
 // 16 devices with 200 slices per peer (3200 entries a member, most of them
 // empty, landings overlapping): every algorithm equals the reference.
@@ -1005,6 +1033,66 @@ TEST(AdversarialCommunicatorTest, UnreceivedLargeSendIsADeadlock) {
     comm.wait_sends();
   });
   EXPECT_EQ(got, pattern(0, 100, 9));
+}
+
+// Two members that both send more segments than the ring holds before
+// receiving (instead of sendrecv): each waits for credits from the other:
+// DeadlockError, not a hang. Below the ring's size the same code works.
+TEST(AdversarialCommunicatorTest, MutualBlockingSendsBeyondTheRing) {
+  const auto body = [](size_t segments) {
+    return [segments](Communicator& comm, const AllReduceArgs&) {
+      const int peer = 1 - comm.rank();
+      const auto data = pattern(comm.rank(), 64 * segments);
+      std::vector<unsigned char> into(data.size());
+      comm.send(peer, data.data(), data.size());
+      comm.recv(peer, into.data(), into.size());
+      comm.wait_sends();
+      if (into != pattern(peer, 64 * segments)) throw std::runtime_error("wrong bytes");
+    };
+  };
+  run_user(2, 64, body(Link_kSlots));
+  EXPECT_ERROR(run_user(2, 64, body(Link_kSlots + 1)), DeadlockError, "");
+}
+
+// A barrier that only some members call: the user's deadlock, reported.
+TEST(AdversarialCommunicatorTest, BarrierOnSomeMembersIsADeadlock) {
+  EXPECT_ERROR(run_user(3, 0,
+                        [&](Communicator& comm, const AllReduceArgs&) {
+                          if (comm.rank() != 1) comm.barrier();
+                        }),
+               DeadlockError, "");
+}
+
+// A collective called from inside an algorithm (through comm.context()) by
+// every member: it either works (the right sums) or is a clear meshsim
+// error; never a hang or a wrong answer.
+TEST(AdversarialCommunicatorTest, NestedCollectiveInsideAnAlgorithm) {
+  std::vector<int> inner(3, -1);
+  try {
+    run_user(3, 0, [&](Communicator& comm, const AllReduceArgs&) {
+      const Array s = psum(comm.context(), Array::full({2}, DType::kInt32, comm.rank() + 1), "x",
+                           {}, "ring");
+      inner[comm.rank()] = s.at<int32_t>({1});
+    });
+    EXPECT_EQ(inner, std::vector<int>(3, 6));
+  } catch (const Error& e) {
+    std::printf("nested collective: %s\n", e.what());
+  }
+}
+
+// Changing the registry from inside a launch: RuntimeUsageError, and the
+// launch's other devices are not left blocked.
+TEST(AdversarialCommunicatorTest, RegistryChangesDuringALaunch) {
+  Runtime rt(2, with_timeout());
+  EXPECT_ERROR(rt.launch(Mesh::make({{"x", 2}}),
+                         [&](DeviceContext& ctx) {
+                           if (ctx.position() == 0) {
+                             algorithm_registry(rt).add_rule(
+                                 {.collective = Collective::kRaggedAllToAll, .algorithm = "linear"});
+                           }
+                           psum(ctx, Array::full({2}, DType::kInt32, 1), "x");
+                         }),
+               RuntimeUsageError, "");
 }
 
 // A subgroup with an axis the group lacks, and peer_args without
