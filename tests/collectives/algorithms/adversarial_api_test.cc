@@ -1279,6 +1279,44 @@ TEST(AdversarialAsyncAndSwapTest, PreconditionFailures) {
                AlgorithmPreconditionError, "hierarchical");
 }
 
+// axis_index_groups of unequal sizes with every all_reduce algorithm (psum_start)
+// and every all_to_all algorithm (pswapaxes, equal groups): each equals
+// direct, or is refused by name (AlgorithmPreconditionError).
+TEST(AdversarialAsyncAndSwapTest, AxisIndexGroupsWithEveryAlgorithm) {
+  const AxisIndexGroups unequal = {{0, 2, 3}, {1}};
+  const auto sum = [&](const std::string& algo) {
+    return run_body(4, [&](DeviceContext& ctx) {
+      return psum_start(ctx, Array::full({5}, DType::kInt32, ctx.position() + 1), "x", unequal,
+                        algo)
+          .done();
+    });
+  };
+  const auto sum_direct = sum("direct");
+  for (int p = 0; p < 4; ++p) {
+    EXPECT_EQ(sum_direct[p].at<int32_t>({0}), p == 1 ? 2 : 1 + 3 + 4);
+  }
+  for (const std::string& a : names_of(Collective::kAllReduce)) {
+    try {
+      expect_same(sum(a), sum_direct, "psum_start unequal groups '" + a + "'");
+    } catch (const AlgorithmPreconditionError& e) {
+      EXPECT_THAT(std::string(e.what()), ::testing::HasSubstr(a));
+    }
+  }
+  const AxisIndexGroups pairs = {{3, 0}, {2, 1}};
+  const auto swap = [&](const std::string& algo) {
+    return run_body(4, [&](DeviceContext& ctx) {
+      return pswapaxes(ctx, swap_input(ctx.position(), 2), "x", 0, pairs, algo);
+    });
+  };
+  const auto swap_direct = swap("direct");
+  // Device 3 is rank 0 of {3, 0}: it gets row 0 of its own and row 0 of device 0's.
+  EXPECT_EQ(swap_direct[3].at<int32_t>({0, 0}), 300);
+  EXPECT_EQ(swap_direct[3].at<int32_t>({1, 0}), 0);
+  for (const std::string& a : names_of(Collective::kAllToAll)) {
+    expect_same(swap(a), swap_direct, "pswapaxes groups '" + a + "'");
+  }
+}
+
 // Members asking for different algorithms: CollectiveMismatchError, no hang.
 TEST(AdversarialAsyncAndSwapTest, MismatchedChoicesAcrossMembers) {
   EXPECT_ERROR(run_body(4, [](DeviceContext& ctx) {
