@@ -1317,6 +1317,51 @@ TEST(AdversarialAsyncAndSwapTest, AxisIndexGroupsWithEveryAlgorithm) {
   }
 }
 
+// Odd segment_bytes tunables (below a cache line, not a multiple of one,
+// negative, huge) on every all_reduce algorithm that declares one, with
+// float16 / float64 of odd counts: the sums equal direct's (small
+// integers: exact in any order); tunables of an algorithm without one are
+// refused by name.
+TEST(AdversarialAsyncAndSwapTest, OddSegmentSizes) {
+  for (const DType dtype : {DType::kFloat16, DType::kFloat64}) {
+    for (int64_t count : {int64_t{33}, int64_t{1001}}) {
+      const auto sum = [&](const std::string& algo, int64_t segment) {
+        return run_body(
+            5,
+            [&](DeviceContext& ctx) {
+              Array x = Array::empty({count}, DType::kInt32);
+              int v = ctx.position();
+              for (int32_t& e : x.mutable_span<int32_t>()) e = (v++ % 7) - 3;
+              return psum_start(ctx, x.astype(dtype), "x", {}, algo).done();
+            },
+            [&](AlgorithmRegistry& reg) {
+              if (segment != 0) reg.set_tunable(Collective::kAllReduce, algo, "segment_bytes", segment);
+            });
+      };
+      const auto direct = sum("direct", 0);
+      Runtime probe(1);
+      for (const AlgorithmInfo* info : algorithm_registry(probe).list(Collective::kAllReduce)) {
+        bool has = false;
+        for (const Tunable& t : info->tunables) has = has || t.name == "segment_bytes";
+        if (!has || info->name == "hierarchical") continue;
+        for (int64_t segment : {int64_t{1}, int64_t{65}, int64_t{-5},
+                                std::numeric_limits<int64_t>::max()}) {
+          expect_same(sum(info->name, segment), direct,
+                      info->name + " segment " + std::to_string(segment) + " " +
+                          std::string(dtype_name(dtype)) + " x" + std::to_string(count));
+        }
+      }
+    }
+  }
+  Runtime rt(1);
+  EXPECT_ERROR(algorithm_registry(rt).set_tunable(Collective::kRaggedAllToAll, "pairwise",
+                                                  "segment_bytes", 64),
+               InvalidArgumentError, "segment_bytes");
+  EXPECT_ERROR(algorithm_registry(rt).set_tunable(Collective::kRaggedAllToAll, "nope",
+                                                  "segment_bytes", 64),
+               InvalidArgumentError, "nope");
+}
+
 // Members asking for different algorithms: CollectiveMismatchError, no hang.
 TEST(AdversarialAsyncAndSwapTest, MismatchedChoicesAcrossMembers) {
   EXPECT_ERROR(run_body(4, [](DeviceContext& ctx) {
