@@ -528,6 +528,35 @@ TEST(AdversarialRaggedTest, LazyUserAlgorithmIsCaughtByTheRecvSizesCheck) {
                InvalidArgumentError, "sends it send_sizes[");
 }
 
+// The same Array as operand and output (and a reshaped alias of it): the
+// caller's array is unchanged and every algorithm equals direct.
+TEST(AdversarialRaggedTest, OperandAliasedAsOutput) {
+  const auto members = random_layout(3, 2, 6, 2, 808);
+  const auto run = [&](const std::string& algorithm) {
+    std::vector<Array> results(3);
+    std::vector<int> unchanged(3, 0);
+    Runtime rt(3, with_timeout());
+    rt.launch(Mesh::make({{"x", 3}}), [&](DeviceContext& ctx) {
+      const int p = ctx.position();
+      const RaggedMember& m = members[p];
+      const Array operand = operand_of(m, p);
+      const Array before = operand_of(m, p);
+      results[p] = ragged_all_to_all(ctx, operand, operand.reshape({6, 2}),
+                                     index_array(m.input_offsets, DType::kInt32),
+                                     index_array(m.send_sizes, DType::kInt32),
+                                     index_array(m.output_offsets, DType::kInt32),
+                                     index_array(m.recv_sizes, DType::kInt32), "x", {}, algorithm);
+      unchanged[p] = array_equal(operand, before);
+    });
+    EXPECT_EQ(unchanged, std::vector<int>(3, 1)) << algorithm;
+    return results;
+  };
+  const auto direct = run("direct");
+  for (const std::string& algorithm : kRaggedAlgorithms) {
+    expect_same_arrays(run(algorithm), direct, "aliased " + algorithm);
+  }
+}
+
 // 16 devices with 200 slices per peer (3200 entries a member, most of them
 // empty, landings overlapping): every algorithm equals the reference.
 TEST(AdversarialRaggedTest, SixteenDevicesManySlicesPerPeer) {
@@ -1068,6 +1097,18 @@ TEST(AdversarialCommunicatorTest, MutualBlockingSendsBeyondTheRing) {
   };
   run_user(2, 64, body(Link_kSlots));
   EXPECT_ERROR(run_user(2, 64, body(Link_kSlots + 1)), DeadlockError, "");
+}
+
+// A user algorithm that throws a meshsim error of its own (no sends in
+// flight): its type survives the launch, with the device that raised it.
+TEST(AdversarialCommunicatorTest, UserThrowsAMeshsimError) {
+  EXPECT_ERROR(run_user(3, 0,
+                        [&](Communicator& comm, const AllReduceArgs&) {
+                          if (comm.rank() == 1) throw CollectiveShapeError("user shape complaint");
+                          unsigned char b[40];
+                          if (comm.rank() == 0) comm.recv(1, b, sizeof b);
+                        }),
+               CollectiveShapeError, "user shape complaint");
 }
 
 // A barrier that only some members call: the user's deadlock, reported.
