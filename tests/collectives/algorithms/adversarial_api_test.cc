@@ -1057,6 +1057,49 @@ TEST(AdversarialCommunicatorTest, DISABLED_UnreceivedInlineSendLeaksIntoTheNextL
                        << (first_failed ? "failed" : "succeeded silently") << ")";
 }
 
+// The consequence for built-in algorithms: the stale 8-byte transfer left on
+// the collective lane 0 -> 1 by a user algorithm is consumed by the next
+// psum's "ring" (whose 2-member chunks of 2 int32 are 8 bytes too), which
+// then returns a wrong sum without any error, in the same launch and in the
+// next one.
+TEST(AdversarialCommunicatorTest, DISABLED_StaleInlineTransferCorruptsTheNextBuiltinAlgorithm) {
+  for (int next_launch = 0; next_launch < 2; ++next_launch) {
+    Runtime rt(2, with_timeout());
+    std::vector<Array> sums(2);
+    const UserRun leave = [](Communicator& comm, const AllReduceArgs&) {
+      const uint64_t junk = 0x7777777777777777ull;
+      if (comm.rank() == 0) comm.send(1, &junk, sizeof junk);
+    };
+    const auto ring_psum = [&](DeviceContext& ctx) {
+      sums[ctx.position()] = psum(ctx, Array::full({4}, DType::kInt32, ctx.position() + 1), "x",
+                                  {}, "ring");
+    };
+    bool failed = false;
+    try {
+      if (next_launch) {
+        run_user(2, 0, leave, &rt);
+        rt.launch(Mesh::make({{"x", 2}}), ring_psum);
+      } else {
+        run_user(2, 0, leave, &rt);  // registers "adv"
+        g_user_run = &leave;
+        rt.launch(Mesh::make({{"x", 2}}), [&](DeviceContext& ctx) {
+          psum(ctx, Array::full({4}, DType::kInt32, 0), "x", {}, "adv");
+          ring_psum(ctx);
+        });
+      }
+    } catch (const Error&) {
+      failed = true;  // an error saying what was left over would be fine
+    }
+    if (!failed) {
+      for (int p = 0; p < 2; ++p) {
+        EXPECT_TRUE(array_equal(sums[p], Array::full({4}, DType::kInt32, 3)))
+            << (next_launch ? "next launch" : "same launch") << ", device " << p << ": "
+            << sums[p].to_string();
+      }
+    }
+  }
+}
+
 // A large send (read in place) that its receiver never receives: the sender
 // waits for it when its algorithm returns (wait_sends), the receiver has
 // finished: DeadlockError naming the collective, not a hang.
