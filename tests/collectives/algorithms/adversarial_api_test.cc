@@ -346,6 +346,30 @@ TEST(AdversarialRaggedTest, MembersChoosingDifferentAlgorithms) {
                CollectiveMismatchError, "");
 }
 
+// "auto" on one member and, on the others, the name auto picks: the same
+// algorithm runs everywhere, so the call works and equals direct.
+TEST(AdversarialRaggedTest, AutoOnOneMemberAndItsPickByNameOnTheOthers) {
+  const auto members = random_layout(4, 2, 6, 1, 31337);
+  std::string picked;
+  {
+    Runtime rt(4, with_timeout());
+    rt.launch(Mesh::make({{"x", 4}}), [&](DeviceContext& ctx) {
+      const int p = ctx.position();
+      const RaggedMember& m = members[p];
+      ragged_all_to_all(ctx, operand_of(m, p), output_of(m, p),
+                        index_array(m.input_offsets, DType::kInt32),
+                        index_array(m.send_sizes, DType::kInt32),
+                        index_array(m.output_offsets, DType::kInt32),
+                        index_array(m.recv_sizes, DType::kInt32), "x", {}, "auto");
+      if (p == 0) picked = std::string(ctx.collective_records().back().algorithm);
+    });
+  }
+  ASSERT_FALSE(picked.empty());
+  const auto direct = run_ragged(members, "direct");
+  expect_same_arrays(run_ragged(members, [&](int p) { return p == 0 ? std::string("auto") : picked; }),
+                     direct, "auto + " + picked);
+}
+
 // Names that are not quite names.
 TEST(AdversarialRaggedTest, UnknownNamesListTheValidOnes) {
   const auto members = random_layout(2, 1, 3, 1, 4);
