@@ -505,6 +505,34 @@ TEST(AdversarialRaggedTest, AxisIndexGroupsMatchDirect) {
   }
 }
 
+// A group over two mesh axes (major-to-minor "y", "x" of a 2x3 mesh), each
+// algorithm against direct.
+TEST(AdversarialRaggedTest, TwoAxesGroupMatchesDirect) {
+  const auto layout = random_layout(6, 2, 8, 2, 2024);
+  const auto run = [&](const std::string& algorithm) {
+    std::vector<Array> results(6);
+    Runtime rt(6, with_timeout());
+    rt.launch(Mesh::make({{"x", 2}, {"y", 3}}), [&](DeviceContext& ctx) {
+      const int rank = ctx.axis_index({"y", "x"});
+      const RaggedMember& m = layout[rank];
+      results[ctx.position()] = ragged_all_to_all(
+          ctx, operand_of(m, rank), output_of(m, rank), index_array(m.input_offsets, DType::kInt64),
+          index_array(m.send_sizes, DType::kInt64), index_array(m.output_offsets, DType::kInt64),
+          index_array(m.recv_sizes, DType::kInt64), {"y", "x"}, {}, algorithm);
+      // Rank r of the group is member r of the reference layout.
+      const Array expected = ragged_reference(layout, rank);
+      EXPECT_TRUE(array_equal(results[ctx.position()], expected))
+          << algorithm << " rank " << rank << ": "
+          << first_difference(results[ctx.position()], expected);
+    });
+    return results;
+  };
+  const auto direct = run("direct");
+  for (const std::string& algorithm : kRaggedAlgorithms) {
+    expect_same_arrays(run(algorithm), direct, "two axes " + algorithm);
+  }
+}
+
 // Unequal axis_index_groups: GroupError, for every algorithm.
 TEST(AdversarialRaggedTest, UnequalAxisIndexGroups) {
   for (const std::string& algorithm : kRaggedAlgorithms) {
@@ -1484,6 +1512,19 @@ TEST(AdversarialAsyncAndSwapTest, OddSegmentSizes) {
   EXPECT_ERROR(algorithm_registry(rt).set_tunable(Collective::kRaggedAllToAll, "nope",
                                                   "segment_bytes", 64),
                InvalidArgumentError, "nope");
+}
+
+// pbroadcast_start with a source outside the group, with an algorithm.
+TEST(AdversarialAsyncAndSwapTest, BroadcastSourceOutOfRange) {
+  for (const std::string& a : names_of(Collective::kBroadcast)) {
+    for (int source : {-1, 3, 1 << 30}) {
+      EXPECT_ERROR(run_body(3, [&](DeviceContext& ctx) {
+                     return pbroadcast_start(ctx, Array::zeros({4}, DType::kInt32), "x", source, a)
+                         .done();
+                   }),
+                   InvalidArgumentError, std::to_string(source));
+    }
+  }
 }
 
 // Members asking for different algorithms: CollectiveMismatchError, no hang.
