@@ -1044,6 +1044,34 @@ TEST(AdversarialCommunicatorTest, DISABLED_UserExceptionWithLargeSendInFlightRea
                DeviceError, "large boom");
 }
 
+// DOC / DESIGN (see the report): communicator.h says "When the algorithm
+// returns, the front-end waits for its unread sends (wait_sends), so an
+// algorithm need not end with one" — but a send from the algorithm's own
+// local scratch (> Link::kInlineBytes, read in place) is freed when the
+// algorithm returns, before that wait: the receiver reads freed memory (ASan:
+// heap-use-after-free in Communicator::take_segment). Only buffers that
+// outlive the call (the Args' in / out) may be left unwaited. The atomic
+// forces the interleaving that can happen on its own.
+TEST(AdversarialCommunicatorTest, DISABLED_ReturningWithALocalScratchSendInFlightReadsFreedMemory) {
+  std::atomic<bool> freed{false};
+  std::vector<unsigned char> got(4096);
+  run_user(2, 0, [&](Communicator& comm, const AllReduceArgs&) {
+    if (comm.rank() == 0) {
+      struct SetOnExit {
+        std::atomic<bool>& flag;
+        ~SetOnExit() { flag = true; }
+      } guard{freed};
+      auto scratch = std::make_unique<std::vector<unsigned char>>(pattern(0, 4096));
+      comm.send(1, scratch->data(), scratch->size());
+      return;  // "need not end with wait_sends"
+    }
+    while (!freed.load()) {
+    }
+    comm.recv(0, got.data(), got.size());
+  });
+  EXPECT_EQ(got, pattern(0, 4096));
+}
+
 // Runs psum with "adv" `calls` times in one launch of 2 devices; the body
 // learns which call it is in.
 void run_user_calls(Runtime& rt, int calls,
