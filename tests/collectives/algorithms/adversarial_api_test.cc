@@ -1542,6 +1542,25 @@ TEST(AdversarialAsyncAndSwapTest, OddSegmentSizes) {
                InvalidArgumentError, "nope");
 }
 
+// pswapaxes whose swapped dimension is not the group size, or an axis out
+// of range, with every all_to_all algorithm: CollectiveShapeError.
+TEST(AdversarialAsyncAndSwapTest, PswapaxesShapeErrors) {
+  for (const std::string& a : names_of(Collective::kAllToAll)) {
+    EXPECT_ERROR(run_body(3, [&](DeviceContext& ctx) {
+                   return pswapaxes(ctx, Array::zeros({4, 3}, DType::kInt32), "x", 0, {}, a);
+                 }),
+                 CollectiveShapeError, "pswapaxes");
+    EXPECT_ERROR(run_body(3, [&](DeviceContext& ctx) {
+                   return pswapaxes(ctx, Array::zeros({3, 3}, DType::kInt32), "x", 2, {}, a);
+                 }),
+                 CollectiveShapeError, "");
+    EXPECT_ERROR(run_body(3, [&](DeviceContext& ctx) {
+                   return pswapaxes(ctx, Array::zeros({3, 3}, DType::kInt32), "x", -7, {}, a);
+                 }),
+                 CollectiveShapeError, "");
+  }
+}
+
 // pbroadcast_start with a source outside the group, with an algorithm.
 TEST(AdversarialAsyncAndSwapTest, BroadcastSourceOutOfRange) {
   for (const std::string& a : names_of(Collective::kBroadcast)) {
