@@ -139,8 +139,9 @@ const void* Communicator::readable(const void* data, size_t bytes) {
 void Communicator::post_segment(Link& link, const void* data, size_t bytes, size_t total,
                                 size_t index) {
   link.post(*state_->waiter, data, bytes, total, index);
-  // A segment copied at post leaves nothing for wait_sends to wait for.
-  if (!Link::copies_at_post(bytes)) state_->pending->add(&link);
+  // Inline segments too: the call does not end before its peers took every
+  // transfer, so none is left on the link for a later call to mistake.
+  state_->pending->add(&link);
 }
 
 void Communicator::take_segment(Link& link, int peer, void* data, size_t bytes, size_t total,
@@ -251,8 +252,13 @@ void Communicator::exchange(int to, const void* send_data, size_t send_bytes, in
       take_segment(in, from, dst + offset, len, recv_bytes, i, reduce);
     }
   }
-  // Returns with the send buffer free again.
-  if (in_place) out.wait_released(*state_->waiter, last);
+  // Returns with the send buffer free again; the call's end waits for an
+  // inline segment to be taken.
+  if (in_place) {
+    out.wait_released(*state_->waiter, last);
+  } else {
+    state_->pending->add(&out);
+  }
 }
 
 void Communicator::sendrecv(int to, const void* send_data, int from, void* recv_data,

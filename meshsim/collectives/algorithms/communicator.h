@@ -22,13 +22,14 @@
 //   CollectiveShapeError naming both devices, raised by the receiver before
 //   it reads anything (never a torn read), and it fails the launch.
 // - send() returns once its segments are posted; wait_sends() waits until
-//   every buffer this member sent is free again (read, or copied at post). sendrecv() and
+//   the receivers have taken every segment this member posted. sendrecv() and
 //   sendrecv_reduce() interleave one send and one receive segment by segment
 //   and return when both are complete (the sent buffer is free again): use
 //   them on cycles (rings, pairwise exchanges), where two blocking sends
 //   would wait for each other.
 // - When the algorithm returns, the front-end waits for its unread sends
-//   (wait_sends), so an algorithm need not end with one.
+//   (wait_sends), so an algorithm need not end with one; a transfer its
+//   receiver never takes is a DeadlockError, never left for a later call.
 // Every wait is cancelled when another device of the launch fails, and shows
 // in deadlock and timeout reports as the collective's name. An error the
 // Communicator raises (a bad rank, a size mismatch) first stops the launch

@@ -130,6 +130,8 @@ RuntimeExtension& RuntimeImpl::extension(FunctionRef<std::unique_ptr<RuntimeExte
   return *extension_;
 }
 
+thread_local const RuntimeImpl* RuntimeImpl::changing_ = nullptr;
+
 void RuntimeImpl::while_idle(const char* what, FunctionRef<void()> change) {
   if (calling_device() != nullptr) {
     throw RuntimeUsageError(std::string(what) + " from a device of the runtime, during a launch");
@@ -139,11 +141,19 @@ void RuntimeImpl::while_idle(const char* what, FunctionRef<void()> change) {
     throw RuntimeUsageError(std::string(what) + " while " + std::to_string(launches_in_flight_) +
                             " launch(es) of the runtime run");
   }
+  const RuntimeImpl* outer = changing_;
+  changing_ = this;
+  struct Restore {
+    const RuntimeImpl* outer;
+    ~Restore() { changing_ = outer; }
+  } restore{outer};
   change();
 }
 
 void RuntimeImpl::without_changes(FunctionRef<void()> read) {
-  if (calling_device() != nullptr) {
+  // A device thread runs during a launch, when no change can; a change may
+  // read (its error messages do) under the lock it already holds.
+  if (calling_device() != nullptr || changing_ == this) {
     read();
     return;
   }

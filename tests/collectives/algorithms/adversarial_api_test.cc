@@ -211,18 +211,12 @@ TEST(AdversarialRaggedTest, ZeroWidthRowsDirect) {
   expect_zero_width_rows_work("");
 }
 
-// BUG (UBSan, halts the sanitizer build): with zero-width rows the operand's
-// bytes() is null (nbytes() == 0) and row_bytes R == 0, but pairwise copies
-// its own slices with `if (send_sizes[e] > 0) std::memcpy(destination(e),
-// source(e), send_sizes[e] * R)` (pairwise.cc:66): memcpy(nullptr, nullptr,
-// 0), "null pointer passed as argument 1, which is declared to never be
-// null". The guard should test the byte count, not the row count.
-TEST(AdversarialRaggedTest, DISABLED_ZeroWidthRowsPairwise) { expect_zero_width_rows_work("pairwise"); }
+// Zero-width rows: the operand's bytes() is null and a row is 0 bytes, so no
+// copy may be made at all (memcpy of a null pointer is undefined even for 0
+// bytes; UBSan flags it). Found by this suite; the guards test bytes now.
+TEST(AdversarialRaggedTest, ZeroWidthRowsPairwise) { expect_zero_width_rows_work("pairwise"); }
 
-// BUG (UBSan, same cause): linear packs its slices with `if (outgoing[e].size
-// > 0) std::memcpy(packed.data() + ..., in + ..., size * R)` (linear.cc:61):
-// packed is an empty vector and `in` null, so memcpy(nullptr, nullptr, 0).
-TEST(AdversarialRaggedTest, DISABLED_ZeroWidthRowsLinear) { expect_zero_width_rows_work("linear"); }
+TEST(AdversarialRaggedTest, ZeroWidthRowsLinear) { expect_zero_width_rows_work("linear"); }
 
 TEST(AdversarialRaggedTest, ZeroWidthRowsAuto) { expect_zero_width_rows_work("auto"); }
 
@@ -1012,17 +1006,13 @@ TEST(AdversarialCommunicatorTest, UserExceptionWithInlineSendInFlight) {
                DeviceError, "inline boom");
 }
 
-// BUG (see the report): a user algorithm that throws with a LARGE send in
-// flight (> Link::kInlineBytes, read in place) frees its scratch while
-// unwinding, BEFORE the front-end's catch stops the launch
-// (run_algorithm_erased's fail_and_settle runs only after the algorithm's
-// frames are gone). The peer then reads the freed buffer: ASan reports a
-// heap-use-after-free in Communicator::take_segment's memcpy. The header says
-// such an algorithm "should not" do this, but nothing stops it and the result
-// is a silent read of freed memory (garbage) in a Release build. The atomic
-// only forces the unlucky interleaving (peer reads after the free) that can
-// happen on its own.
-TEST(AdversarialCommunicatorTest, DISABLED_UserExceptionWithLargeSendInFlightReadsFreedMemory) {
+// A user algorithm that throws with a large send in flight (> kInlineBytes)
+// from its own scratch: unwinding frees that scratch before the front-end's
+// catch stops the launch, so the peer must not be reading it in place (it
+// was copied into call-owned memory at send). Found by this suite as a
+// heap-use-after-free. The atomic forces the interleaving in which the peer
+// reads after the free.
+TEST(AdversarialCommunicatorTest, UserExceptionWithLargeSendInFlightFreesNothingThePeerReads) {
   std::atomic<bool> freed{false};
   EXPECT_ERROR(run_user(2, 0,
                         [&](Communicator& comm, const AllReduceArgs&) {
@@ -1044,15 +1034,10 @@ TEST(AdversarialCommunicatorTest, DISABLED_UserExceptionWithLargeSendInFlightRea
                DeviceError, "large boom");
 }
 
-// DOC / DESIGN (see the report): communicator.h says "When the algorithm
-// returns, the front-end waits for its unread sends (wait_sends), so an
-// algorithm need not end with one" — but a send from the algorithm's own
-// local scratch (> Link::kInlineBytes, read in place) is freed when the
-// algorithm returns, before that wait: the receiver reads freed memory (ASan:
-// heap-use-after-free in Communicator::take_segment). Only buffers that
-// outlive the call (the Args' in / out) may be left unwaited. The atomic
-// forces the interleaving that can happen on its own.
-TEST(AdversarialCommunicatorTest, DISABLED_ReturningWithALocalScratchSendInFlightReadsFreedMemory) {
+// The same when the algorithm just returns with a send from its own scratch
+// unread ("need not end with wait_sends"): the front-end's wait comes after
+// the scratch is freed, so the send must not be read from it in place.
+TEST(AdversarialCommunicatorTest, ReturningWithALocalScratchSendInFlightIsSafe) {
   std::atomic<bool> freed{false};
   std::vector<unsigned char> got(4096);
   run_user(2, 0, [&](Communicator& comm, const AllReduceArgs&) {
@@ -1093,7 +1078,7 @@ void run_user_calls(Runtime& rt, int calls,
 // An inline send (<= 24 bytes, so nothing waits for it to be read) that its
 // receiver never receives: the algorithm returns, and the next call's receive
 // on the same link must not get the stale bytes of the previous call.
-TEST(AdversarialCommunicatorTest, DISABLED_UnreceivedInlineSendLeaksIntoTheNextCall) {
+TEST(AdversarialCommunicatorTest, UnreceivedInlineSendNeverReachesTheNextCall) {
   Runtime rt(2, with_timeout());
   uint64_t got = 0;
   bool failed = false;
@@ -1116,7 +1101,7 @@ TEST(AdversarialCommunicatorTest, DISABLED_UnreceivedInlineSendLeaksIntoTheNextC
 
 // The same across launches: launch 1 leaves an unreceived inline transfer,
 // launch 2's receive on that link must not get it.
-TEST(AdversarialCommunicatorTest, DISABLED_UnreceivedInlineSendLeaksIntoTheNextLaunch) {
+TEST(AdversarialCommunicatorTest, UnreceivedInlineSendNeverReachesTheNextLaunch) {
   Runtime rt(2, with_timeout());
   bool first_failed = false;
   try {
@@ -1142,7 +1127,7 @@ TEST(AdversarialCommunicatorTest, DISABLED_UnreceivedInlineSendLeaksIntoTheNextL
 // psum's "ring" (whose 2-member chunks of 2 int32 are 8 bytes too), which
 // then returns a wrong sum without any error, in the same launch and in the
 // next one.
-TEST(AdversarialCommunicatorTest, DISABLED_StaleInlineTransferCorruptsTheNextBuiltinAlgorithm) {
+TEST(AdversarialCommunicatorTest, UnreceivedInlineSendNeverCorruptsTheNextBuiltinAlgorithm) {
   for (int next_launch = 0; next_launch < 2; ++next_launch) {
     Runtime rt(2, with_timeout());
     std::vector<Array> sums(2);

@@ -17,7 +17,7 @@
 
 namespace meshsim {
 
-// The links a member posted in-place segments to during one call, so
+// The links a member posted segments to during one call, so
 // wait_sends() waits on exactly those: until each has every descriptor
 // released (the member is the only sender on its links). Only a repeat of the
 // last link is skipped, so adding is O(1); a link listed twice is waited on

@@ -58,6 +58,8 @@ class RuntimeImpl {
   void without_changes(FunctionRef<void()> read);
 
  private:
+  // The runtime whose while_idle change this thread is running, if any.
+  static thread_local const RuntimeImpl* changing_;
   // The runtime's copy of `mesh`, created on first use. The caller holds the
   // pointer for the whole launch: that pins the copy against eviction.
   std::shared_ptr<MeshState> intern(const Mesh& mesh);

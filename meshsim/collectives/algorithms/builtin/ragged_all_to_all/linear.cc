@@ -57,7 +57,7 @@ Algorithm<RaggedAllToAllArgs> ragged_all_to_all_linear() {
     std::byte* const packed = comm.scratch(packing.rows * R);
     const auto* in = static_cast<const std::byte*>(args.in);
     for (size_t e = 0; e < outgoing.size(); ++e) {
-      if (outgoing[e].size > 0) {
+      if (outgoing[e].size > 0 && R > 0) {
         std::memcpy(packed + packing.begin[e] * R, in + args.input_offsets[e] * R,
                     outgoing[e].size * R);
       }
@@ -70,7 +70,7 @@ Algorithm<RaggedAllToAllArgs> ragged_all_to_all_linear() {
     };
     const ragged_slices::Staging staging = ragged_slices::staging_for(incoming);
     std::vector<std::byte> staged(staging.rows * R);
-    if (const int64_t own = peer_rows(outgoing, r); own > 0) {
+    if (const int64_t own = peer_rows(outgoing, r); own > 0 && R > 0) {
       std::memcpy(staged.data() + staging.begin[r * spd] * R,
                   packed + packing.begin[r * spd] * R, own * R);
     }

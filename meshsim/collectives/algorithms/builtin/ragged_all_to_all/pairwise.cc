@@ -63,7 +63,8 @@ Algorithm<RaggedAllToAllArgs> ragged_all_to_all_pairwise() {
 
     for (int64_t t = 0; t < spd; ++t) {
       const int64_t e = r * spd + t;
-      if (args.send_sizes[e] > 0) std::memcpy(destination(e), source(e), args.send_sizes[e] * R);
+      const size_t bytes = static_cast<size_t>(args.send_sizes[e]) * R;
+      if (bytes > 0) std::memcpy(destination(e), source(e), bytes);
     }
     for (int k = 1; k < n; ++k) {
       const int to = detail::mod(r + k, n), from = detail::mod(r - k, n);
