@@ -17,15 +17,16 @@
 
 namespace meshsim {
 
-// The collectives that have algorithms to choose from.
+// The collectives that have algorithms to choose from, in listing order.
+// New collectives go at the end, so the values stay what installed code saw.
 enum class Collective {
   kAllReduce,
   kAllGather,
   kReduceScatter,
   kAllToAll,
-  kRaggedAllToAll,
   kBroadcast,
-  kBarrier
+  kBarrier,
+  kRaggedAllToAll
 };
 inline constexpr Collective kAllCollectives[] = {
     Collective::kAllReduce,      Collective::kAllGather, Collective::kReduceScatter,
@@ -36,8 +37,8 @@ inline constexpr Collective kAllCollectives[] = {
 // "ragged_all_to_all", "broadcast", "barrier".
 std::string_view collective_name(Collective c);
 // The collective a name stands for: its own name or a front-end's (psum, pmax,
-// pmin and pmean are all_reduce; psum_scatter is reduce_scatter; pbroadcast is
-// broadcast). False for anything else.
+// pmin and pmean are all_reduce; psum_scatter is reduce_scatter; pswapaxes is
+// all_to_all; pbroadcast is broadcast). False for anything else.
 bool collective_from_name(std::string_view name, Collective& out);
 
 // out[i] = in_0[i] op in_1[i] op ... op in_{n-1}[i] over the group's members,

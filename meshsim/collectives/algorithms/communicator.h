@@ -11,7 +11,8 @@
 //   buffers or memory from scratch(): memory that outlives the call even when
 //   the algorithm throws. So a sent buffer must stay unchanged until the
 //   receiver has read it. Anything else sent (an algorithm's own vector, its
-//   stack) is copied once when sent, into memory the call owns; segments of
+//   stack) is copied once when sent, into memory the call owns until it ends
+//   (so it grows with the bytes sent that way: use scratch()); segments of
 //   at most Link::kInlineBytes travel inside their descriptor (the latency
 //   path moves one cache line). Either way that buffer is free at once.
 // - A transfer moves in segments of `segment_bytes` (the algorithm's tunable

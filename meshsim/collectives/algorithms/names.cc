@@ -30,6 +30,7 @@ bool collective_from_name(std::string_view name, Collective& out) {
       {"psum", Collective::kAllReduce},          {"pmax", Collective::kAllReduce},
       {"pmin", Collective::kAllReduce},          {"pmean", Collective::kAllReduce},
       {"psum_scatter", Collective::kReduceScatter}, {"pbroadcast", Collective::kBroadcast},
+      {"pswapaxes", Collective::kAllToAll},
   };
   for (const Alias& a : kAliases) {
     if (a.name == name) {

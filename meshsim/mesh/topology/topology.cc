@@ -129,18 +129,18 @@ LinkId Topology::link_id(int d, int node, int port) const {
 // Port numbering per kind: fully_connected, port p leads to the p-th other
 // coordinate (skipping the node's own); switch, 0 = uplink, 1 = downlink;
 // ring, 0 = forward; bidirectional_ring, 0 = forward, 1 = backward.
-Link Topology::make_link(int d, int node, int port) const {
+TopologyLink Topology::make_link(int d, int node, int port) const {
   const TopologyDimension& dim = dimensions_[d];
   const int stride = strides_[d];
   const int c = node / stride % dim.size;
   const int base = node - c * stride;
-  Link link{link_id(d, node, port), d, node, node, dim.bandwidth, dim.latency};
+  TopologyLink link{link_id(d, node, port), d, node, node, dim.bandwidth, dim.latency};
   switch (dim.kind) {
     case DimensionKind::fully_connected:
       link.to = base + (port < c ? port : port + 1) * stride;
       break;
     case DimensionKind::switch_:
-      (port == 0 ? link.to : link.from) = Link::kSwitch;
+      (port == 0 ? link.to : link.from) = TopologyLink::kSwitch;
       break;
     case DimensionKind::ring:
       link.to = base + (c + 1) % dim.size * stride;
@@ -152,13 +152,13 @@ Link Topology::make_link(int d, int node, int port) const {
   return link;
 }
 
-std::vector<Link> Topology::route(int source, int destination) const {
-  std::vector<Link> out;
+std::vector<TopologyLink> Topology::route(int source, int destination) const {
+  std::vector<TopologyLink> out;
   route(source, destination, out);
   return out;
 }
 
-void Topology::route(int source, int destination, std::vector<Link>& out) const {
+void Topology::route(int source, int destination, std::vector<TopologyLink>& out) const {
   check_node(source, "route source");
   check_node(destination, "route destination");
   out.clear();
@@ -186,7 +186,7 @@ void Topology::route(int source, int destination, std::vector<Link>& out) const 
         const int hops = backward ? dim.size - forward : forward;
         int node = at;
         for (int h = 0; h < hops; ++h) {
-          Link link = make_link(d, node, backward ? 1 : 0);
+          TopologyLink link = make_link(d, node, backward ? 1 : 0);
           node = link.to;
           out.push_back(link);
         }
@@ -197,7 +197,7 @@ void Topology::route(int source, int destination, std::vector<Link>& out) const 
   }
 }
 
-Link Topology::link(LinkId id) const {
+TopologyLink Topology::link(LinkId id) const {
   if (id < 0 || id >= num_links_) {
     throw InvalidArgumentError("link id " + std::to_string(id) + " is out of range [0, " +
                                std::to_string(num_links_) + ") of topology " + to_string());

@@ -56,7 +56,7 @@ using LinkId = std::int64_t;
 
 // One directed link. `from` / `to` are node ids; a switch's uplink has
 // to == kSwitch and its downlink from == kSwitch.
-struct Link {
+struct TopologyLink {
   static constexpr int kSwitch = -1;
 
   LinkId id;
@@ -66,7 +66,7 @@ struct Link {
   double bandwidth;  // bytes per second
   double latency;    // seconds
 
-  bool operator==(const Link&) const = default;
+  bool operator==(const TopologyLink&) const = default;
 };
 
 class Topology {
@@ -93,13 +93,13 @@ class Topology {
   // The links a message from `source` to `destination` crosses, in order
   // (empty when source == destination). InvalidArgumentError on a node out
   // of range.
-  std::vector<Link> route(int source, int destination) const;
+  std::vector<TopologyLink> route(int source, int destination) const;
   // The same, written into `out` (cleared first), so a caller on a hot path
   // reuses one buffer.
-  void route(int source, int destination, std::vector<Link>& out) const;
+  void route(int source, int destination, std::vector<TopologyLink>& out) const;
 
   // The link with this id. InvalidArgumentError unless 0 <= id < num_links().
-  Link link(LinkId id) const;
+  TopologyLink link(LinkId id) const;
 
   // The canonical one-line spec, one group per dimension, e.g.
   // "ring:8:bw=50GB/s,lat=500ns;switch:4:bw=25GB/s,lat=1us";
@@ -113,7 +113,7 @@ class Topology {
   // Outgoing links per node in dimension d (0 for a dimension of size 1).
   int ports(int d) const;
   LinkId link_id(int d, int node, int port) const;
-  Link make_link(int d, int node, int port) const;
+  TopologyLink make_link(int d, int node, int port) const;
 
   std::vector<TopologyDimension> dimensions_;
   std::vector<int> strides_;          // node-id stride of each dimension

@@ -13,7 +13,7 @@ namespace meshsim {
 struct CongestionAwareModel::State {
   std::unordered_map<LinkId, LinkSchedule> links;  // only the links used since reset()
   std::optional<Transfer> last;                    // the last transfer priced
-  std::vector<Link> route;                         // reused buffer
+  std::vector<TopologyLink> route;                         // reused buffer
 };
 
 CongestionAwareModel::CongestionAwareModel(Topology topology)
@@ -39,7 +39,7 @@ double CongestionAwareModel::arrival(const Transfer& transfer) {
   state_->last = transfer;
   double time = transfer.departure;
   const double bytes = static_cast<double>(transfer.bytes);
-  for (const Link& link : state_->route) {
+  for (const TopologyLink& link : state_->route) {
     const double occupancy = bytes / link.bandwidth;
     LinkSchedule& schedule = state_->links[link.id];
     // Transfers come in canonical order, so none after this one reaches a

@@ -10,7 +10,7 @@
 // and two messages sharing a link pass it one after the other: two equal
 // flows over one link take twice as long as one.
 //
-// Determinism. Link time is granted in canonical order (network_model.h):
+// Determinism. TopologyLink time is granted in canonical order (network_model.h):
 // a transfer books each link of its route at the earliest time it is there
 // and the link is free of the bookings of every transfer before it in
 // canonical order (a gap before a later booking is used if the message fits

@@ -16,12 +16,12 @@ void CongestionUnawareModel::check(const Transfer& transfer) const {
 double CongestionUnawareModel::arrival(const Transfer& transfer) {
   check(transfer);
   // One route buffer per thread: no allocation per transfer, no shared state.
-  thread_local std::vector<Link> route;
+  thread_local std::vector<TopologyLink> route;
   topology_.route(transfer.source, transfer.destination, route);
   if (route.empty()) return transfer.departure;
   double latency = 0;
   double bandwidth = std::numeric_limits<double>::infinity();
-  for (const Link& link : route) {
+  for (const TopologyLink& link : route) {
     latency += link.latency;
     bandwidth = std::min(bandwidth, link.bandwidth);
   }

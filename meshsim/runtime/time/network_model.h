@@ -58,6 +58,9 @@ class NetworkModel {
   // priced by arrival() in canonical order (ties in the key broken by bytes),
   // so the result is a function of the set, whatever order it is listed in.
   // Checks every transfer (check()) before pricing any.
+  // A model that requires canonical order across calls (congestion-aware)
+  // throws if the set starts before what it priced last; it may have booked
+  // part of the set by then, so reset() it before pricing more.
   std::vector<double> arrivals(std::span<const Transfer> transfers);
 };
 

@@ -1081,22 +1081,19 @@ void run_user_calls(Runtime& rt, int calls,
 TEST(AdversarialCommunicatorTest, UnreceivedInlineSendNeverReachesTheNextCall) {
   Runtime rt(2, with_timeout());
   uint64_t got = 0;
-  bool failed = false;
-  try {
-    run_user_calls(rt, 2, [&](Communicator& comm, int call) {
-      if (comm.rank() == 0) {
-        const uint64_t v = call == 0 ? 111 : 222;
-        comm.send(1, &v, sizeof v);
-      } else if (call == 1) {
-        comm.recv(0, &got, sizeof got);
-      }
-    });
-  } catch (const Error& e) {
-    failed = true;
-  }
-  // Either the launch reports the unreceived transfer, or the second call
-  // receives its own message.
-  EXPECT_TRUE(failed || got == 222) << "call 1 received call 0's stale message " << got;
+  // Call 0 does not end while its transfer is unreceived: rank 0 waits for it
+  // at the call's end, rank 1 waits in call 1's meeting — a deadlock.
+  EXPECT_ERROR(run_user_calls(rt, 2,
+                              [&](Communicator& comm, int call) {
+                                if (comm.rank() == 0) {
+                                  const uint64_t v = call == 0 ? 111 : 222;
+                                  comm.send(1, &v, sizeof v);
+                                } else if (call == 1) {
+                                  comm.recv(0, &got, sizeof got);
+                                }
+                              }),
+               DeadlockError, "psum");
+  EXPECT_NE(got, 111u) << "call 1 received call 0's stale message";
 }
 
 // The same across launches: launch 1 leaves an unreceived inline transfer,

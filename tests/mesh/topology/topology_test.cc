@@ -27,11 +27,11 @@ TopologyDimension dim(DimensionKind kind, int size, double bandwidth = 1, double
 
 Hops hops(const Topology& topology, int source, int destination) {
   Hops out;
-  for (const Link& link : topology.route(source, destination)) out.emplace_back(link.from, link.to);
+  for (const TopologyLink& link : topology.route(source, destination)) out.emplace_back(link.from, link.to);
   return out;
 }
 
-constexpr int S = Link::kSwitch;
+constexpr int S = TopologyLink::kSwitch;
 
 TEST(Topology, NumbersNodesWithDimensionZeroFastest) {
   Topology t({dim(DimensionKind::ring, 4), dim(DimensionKind::switch_, 3)});
@@ -92,7 +92,7 @@ TEST(Topology, RoutesThroughTheSwitchAsUplinkThenDownlink) {
   EXPECT_EQ(a[1].id, b[1].id);
   // Two flows out of node 0 share its uplink.
   EXPECT_EQ(t.route(0, 1)[0].id, t.route(0, 3)[0].id);
-  for (const Link& link : a) {
+  for (const TopologyLink& link : a) {
     EXPECT_EQ(link.bandwidth, 8);
     EXPECT_EQ(link.latency, 0.5);
     EXPECT_EQ(link.dimension, 0);
@@ -151,7 +151,7 @@ TEST(Topology, LinkIdsAreDenseAndLinkLooksThemUp) {
   std::set<LinkId> seen;
   for (int s = 0; s < t.num_nodes(); ++s) {
     for (int d = 0; d < t.num_nodes(); ++d) {
-      for (const Link& link : t.route(s, d)) {
+      for (const TopologyLink& link : t.route(s, d)) {
         EXPECT_EQ(t.link(link.id), link);
         seen.insert(link.id);
       }
@@ -166,7 +166,7 @@ TEST(Topology, LinkIdsAreDenseAndLinkLooksThemUp) {
 
 TEST(Topology, RouteIntoABufferReplacesItsContents) {
   Topology t({dim(DimensionKind::ring, 4)});
-  std::vector<Link> buffer = t.route(0, 3);
+  std::vector<TopologyLink> buffer = t.route(0, 3);
   t.route(0, 1, buffer);
   EXPECT_EQ(buffer, t.route(0, 1));
 }

@@ -23,7 +23,7 @@ using ArgumentBuffers = std::array<ArgumentBuffer, 2>;
 
 // Each Args type's buffers for a group of n: its input and its output. A
 // ragged all-to-all's input is vouched as far as its slices reach, its
-// output not at all (a member does not know its rows).
+// output not at all (RaggedAllToAllArgs does not carry its rows).
 ArgumentBuffers argument_buffers(const AllReduceArgs& args, int n);
 ArgumentBuffers argument_buffers(const AllGatherArgs& args, int n);
 ArgumentBuffers argument_buffers(const ReduceScatterArgs& args, int n);

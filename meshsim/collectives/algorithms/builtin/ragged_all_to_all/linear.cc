@@ -38,8 +38,8 @@ Algorithm<RaggedAllToAllArgs> ragged_all_to_all_linear() {
     const int r = comm.rank();
     const int64_t spd = args.slices_per_peer;
     const size_t R = args.row_bytes;
-    ragged_slices::Headers headers(args, n, r);
-    const std::vector<Landing>& outgoing = headers.outgoing;
+    ragged_slices::Headers headers(comm, args);
+    const std::span<const Landing> outgoing = headers.outgoing;
     const std::vector<Landing>& incoming = headers.incoming;
     for (int k = 1; k < n; ++k) {
       const int to = detail::mod(r + k, n);
@@ -63,7 +63,7 @@ Algorithm<RaggedAllToAllArgs> ragged_all_to_all_linear() {
       }
     }
     // Rows of the slices from / to peer j: [j·spd, (j+1)·spd) of a staging.
-    const auto peer_rows = [spd](const std::vector<Landing>& landings, int j) {
+    const auto peer_rows = [spd](std::span<const Landing> landings, int j) {
       int64_t rows = 0;
       for (int64_t t = 0; t < spd; ++t) rows += landings[j * spd + t].size;
       return rows;
@@ -83,8 +83,6 @@ Algorithm<RaggedAllToAllArgs> ragged_all_to_all_linear() {
       comm.recv(from, staged.data() + staging.begin[from * spd] * R,
                 peer_rows(incoming, from) * R);
     }
-    // The headers and the packed messages are read in place: keep them until read.
-    comm.wait_sends();
     ragged_slices::unstage(incoming, staging, staged.data(), static_cast<std::byte*>(args.out), R);
   };
   return a;

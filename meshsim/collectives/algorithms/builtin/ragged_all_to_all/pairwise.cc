@@ -41,7 +41,7 @@ Algorithm<RaggedAllToAllArgs> ragged_all_to_all_pairwise() {
     const int r = comm.rank();
     const int64_t spd = args.slices_per_peer;
     const size_t R = args.row_bytes;
-    ragged_slices::Headers headers(args, n, r);
+    ragged_slices::Headers headers(comm, args);
     const std::vector<Landing>& incoming = headers.incoming;
     for (int k = 1; k < n; ++k) {
       const int to = detail::mod(r + k, n), from = detail::mod(r - k, n);

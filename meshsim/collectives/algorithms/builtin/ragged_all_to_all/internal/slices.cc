@@ -5,15 +5,17 @@
 
 namespace meshsim::ragged_slices {
 
-Headers::Headers(const RaggedAllToAllArgs& args, int group_size, int rank)
-    : outgoing(static_cast<size_t>(group_size * args.slices_per_peer)),
-      incoming(outgoing.size()),
+Headers::Headers(Communicator& comm, const RaggedAllToAllArgs& args)
+    : incoming(static_cast<size_t>(comm.size() * args.slices_per_peer)),
       bytes(static_cast<size_t>(args.slices_per_peer) * sizeof(Landing)) {
+  // Scratch blocks come from operator new[], aligned for any Landing.
+  auto* sent = reinterpret_cast<Landing*>(comm.scratch(incoming.size() * sizeof(Landing)));
+  outgoing = {sent, incoming.size()};
   for (size_t e = 0; e < outgoing.size(); ++e) {
     outgoing[e] = {args.output_offsets[e], args.send_sizes[e]};
   }
   const int64_t spd = args.slices_per_peer;
-  std::copy_n(&outgoing[rank * spd], spd, &incoming[rank * spd]);
+  std::copy_n(&outgoing[comm.rank() * spd], spd, &incoming[comm.rank() * spd]);
 }
 
 bool overlap(std::span<const Landing> landings) {

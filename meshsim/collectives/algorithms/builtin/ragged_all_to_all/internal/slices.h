@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "meshsim/collectives/algorithms/algorithm_args.h"
+#include "meshsim/collectives/algorithms/communicator.h"
 
 namespace meshsim::ragged_slices {
 
@@ -21,12 +22,13 @@ struct Landing {
 
 // The headers of one member. `outgoing`: its landings on every peer, peer j's
 // spd of them at [j·spd, +spd) (its output_offsets and send_sizes), what it
-// sends peer j. `incoming`: the landings of the slices it receives, sender
-// s's at [s·spd, +spd); its own block is filled in, the algorithm receives
-// the others (`bytes` each).
+// sends peer j, in the call's scratch (read in place). `incoming`: the
+// landings of the slices it receives, sender s's at [s·spd, +spd); its own
+// block is filled in, the algorithm receives the others (`bytes` each).
 struct Headers {
-  Headers(const RaggedAllToAllArgs& args, int group_size, int rank);
-  std::vector<Landing> outgoing, incoming;
+  Headers(Communicator& comm, const RaggedAllToAllArgs& args);
+  std::span<Landing> outgoing;
+  std::vector<Landing> incoming;
   size_t bytes = 0;
   Landing* to(int peer, int64_t spd) { return &outgoing[peer * spd]; }
   Landing* from(int peer, int64_t spd) { return &incoming[peer * spd]; }
