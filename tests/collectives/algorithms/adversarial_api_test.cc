@@ -1313,15 +1313,6 @@ std::vector<Array> run_body(int n, const Body& body,
   return results;
 }
 
-void expect_same(const std::vector<Array>& got, const std::vector<Array>& want,
-                 const std::string& what) {
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i) {
-    EXPECT_TRUE(array_equal(got[i], want[i])) << what << " device " << i << ": "
-                                               << first_difference(got[i], want[i]);
-  }
-}
-
 TEST(AdversarialAsyncAndSwapTest, EveryAlgorithmMatchesDirect) {
   for (int n : {1, 2, 3, 4, 6}) {
     const auto swap = [&](const std::string& algo) {
@@ -1353,14 +1344,14 @@ TEST(AdversarialAsyncAndSwapTest, EveryAlgorithmMatchesDirect) {
       EXPECT_EQ(sum_direct[p].at<int32_t>({0}), 100 * n * (n - 1) / 2);
     }
     for (const std::string& a : names_of(Collective::kAllToAll)) {
-      expect_same(swap(a), swap_direct, "pswapaxes '" + a + "' n=" + std::to_string(n));
+      expect_same_arrays(swap(a), swap_direct, "pswapaxes '" + a + "' n=" + std::to_string(n));
     }
     for (const std::string& a : names_of(Collective::kAllReduce)) {
       if (a == "hierarchical") continue;  // needs several axes
-      expect_same(sum(a), sum_direct, "psum_start '" + a + "' n=" + std::to_string(n));
+      expect_same_arrays(sum(a), sum_direct, "psum_start '" + a + "' n=" + std::to_string(n));
     }
     for (const std::string& a : names_of(Collective::kBroadcast)) {
-      expect_same(bcast(a), bcast_direct, "pbroadcast_start '" + a + "' n=" + std::to_string(n));
+      expect_same_arrays(bcast(a), bcast_direct, "pbroadcast_start '" + a + "' n=" + std::to_string(n));
     }
   }
 }
@@ -1425,7 +1416,7 @@ TEST(AdversarialAsyncAndSwapTest, PreconditionFailures) {
   const auto direct = run_body(3, [](DeviceContext& ctx) {
     return pswapaxes(ctx, swap_input(ctx.position(), 3), "x", 0, {}, "direct");
   });
-  expect_same(with_fallback, direct, "pow2 with fallback");
+  expect_same_arrays(with_fallback, direct, "pow2 with fallback");
   // On 4 devices it runs, and equals direct.
   const auto pow2_4 = run_body(4, [](DeviceContext& ctx) {
     return pswapaxes(ctx, swap_input(ctx.position(), 4), "x", 0, {}, "pow2");
@@ -1433,7 +1424,7 @@ TEST(AdversarialAsyncAndSwapTest, PreconditionFailures) {
   const auto direct_4 = run_body(4, [](DeviceContext& ctx) {
     return pswapaxes(ctx, swap_input(ctx.position(), 4), "x", 0, {}, "direct");
   });
-  expect_same(pow2_4, direct_4, "pow2 on 4");
+  expect_same_arrays(pow2_4, direct_4, "pow2 on 4");
   EXPECT_ERROR(run_body(3, [](DeviceContext& ctx) {
                  return psum_start(ctx, Array::zeros({4}, DType::kInt32), "x", {}, "hierarchical")
                      .done();
@@ -1459,7 +1450,7 @@ TEST(AdversarialAsyncAndSwapTest, AxisIndexGroupsWithEveryAlgorithm) {
   }
   for (const std::string& a : names_of(Collective::kAllReduce)) {
     try {
-      expect_same(sum(a), sum_direct, "psum_start unequal groups '" + a + "'");
+      expect_same_arrays(sum(a), sum_direct, "psum_start unequal groups '" + a + "'");
     } catch (const AlgorithmPreconditionError& e) {
       EXPECT_THAT(std::string(e.what()), ::testing::HasSubstr(a));
     }
@@ -1475,7 +1466,7 @@ TEST(AdversarialAsyncAndSwapTest, AxisIndexGroupsWithEveryAlgorithm) {
   EXPECT_EQ(swap_direct[3].at<int32_t>({0, 0}), 300);
   EXPECT_EQ(swap_direct[3].at<int32_t>({1, 0}), 0);
   for (const std::string& a : names_of(Collective::kAllToAll)) {
-    expect_same(swap(a), swap_direct, "pswapaxes groups '" + a + "'");
+    expect_same_arrays(swap(a), swap_direct, "pswapaxes groups '" + a + "'");
   }
 }
 
@@ -1508,7 +1499,7 @@ TEST(AdversarialAsyncAndSwapTest, OddSegmentSizes) {
         if (!has || info->name == "hierarchical") continue;
         for (int64_t segment : {int64_t{1}, int64_t{65}, int64_t{-5},
                                 std::numeric_limits<int64_t>::max()}) {
-          expect_same(sum(info->name, segment), direct,
+          expect_same_arrays(sum(info->name, segment), direct,
                       info->name + " segment " + std::to_string(segment) + " " +
                           std::string(dtype_name(dtype)) + " x" + std::to_string(count));
         }
