@@ -12,10 +12,6 @@
 namespace meshsim {
 namespace {
 
-// Segments are whole cache lines, so a segment border never splits an
-// element of any dtype (a reduction reads whole elements per segment).
-constexpr size_t kSegmentAlign = 64;
-
 size_t segment_count(size_t bytes, size_t segment) {
   if (segment == 0 || bytes <= segment) return 1;
   return (bytes + segment - 1) / segment;

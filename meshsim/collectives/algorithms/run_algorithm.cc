@@ -57,7 +57,8 @@ void run_algorithm_erased(Meeting& meeting, const AlgorithmChoice& choice, Colle
   for (const ArgumentBuffer& b : buffers) state->memory->vouch(b.data, b.bytes);
   for (size_t i = 0; i < choice.entry->info->tunables.size(); ++i) {
     if (choice.entry->info->tunables[i].name == "segment_bytes") {
-      // Whole cache lines (see Communicator); 0 or less: one segment.
+      // Whole cache lines, so no segment border splits an element of any
+      // dtype (a reduction reads whole elements); 0 or less: one segment.
       const int64_t v = choice.entry->tunable_values[i];
       state->segment_bytes = v <= 0 ? 0 : std::max<size_t>(64, static_cast<size_t>(v) / 64 * 64);
     }

@@ -983,36 +983,11 @@ TEST(AdversarialCommunicatorTest, UserExceptionReleasesPeers) {
   EXPECT_EQ(ok, std::vector<int>(4, 1));
 }
 
-// A user algorithm that throws with an inline send in flight (<= 24 bytes,
-// copied at post): its buffer is already free, so the peer's read is safe.
-TEST(AdversarialCommunicatorTest, UserExceptionWithInlineSendInFlight) {
-  std::atomic<bool> freed{false};
-  EXPECT_ERROR(run_user(2, 0,
-                        [&](Communicator& comm, const AllReduceArgs&) {
-                          if (comm.rank() == 0) {
-                            struct SetOnExit {
-                              std::atomic<bool>& flag;
-                              ~SetOnExit() { flag = true; }
-                            } guard{freed};
-                            auto scratch = std::make_unique<std::vector<unsigned char>>(pattern(0, 24));
-                            comm.send(1, scratch->data(), scratch->size());
-                            throw std::runtime_error("inline boom");
-                          }
-                          while (!freed.load()) {
-                          }
-                          unsigned char into[24];
-                          comm.recv(0, into, sizeof into);
-                        }),
-               DeviceError, "inline boom");
-}
-
-// A user algorithm that throws with a large send in flight (> kInlineBytes)
-// from its own scratch: unwinding frees that scratch before the front-end's
-// catch stops the launch, so the peer must not be reading it in place (it
-// was copied into call-owned memory at send). Found by this suite as a
-// heap-use-after-free. The atomic forces the interleaving in which the peer
-// reads after the free.
-TEST(AdversarialCommunicatorTest, UserExceptionWithLargeSendInFlightFreesNothingThePeerReads) {
+// Rank 0 sends `bytes` from a vector it owns and throws `message`; rank 1
+// receives only once rank 0's unwinding has freed that vector (the atomic
+// forces the interleaving that can happen on its own). The launch must fail
+// with rank 0's error, and rank 1 must never read the freed vector (ASan).
+void expect_throw_with_send_in_flight(size_t bytes, const std::string& message) {
   std::atomic<bool> freed{false};
   EXPECT_ERROR(run_user(2, 0,
                         [&](Communicator& comm, const AllReduceArgs&) {
@@ -1022,16 +997,30 @@ TEST(AdversarialCommunicatorTest, UserExceptionWithLargeSendInFlightFreesNothing
                               ~SetOnExit() { flag = true; }
                             } guard{freed};
                             auto scratch =
-                                std::make_unique<std::vector<unsigned char>>(pattern(0, 4096));
+                                std::make_unique<std::vector<unsigned char>>(pattern(0, bytes));
                             comm.send(1, scratch->data(), scratch->size());
-                            throw std::runtime_error("large boom");
+                            throw std::runtime_error(message);
                           }
                           while (!freed.load()) {
                           }
-                          std::vector<unsigned char> into(4096);
+                          std::vector<unsigned char> into(bytes);
                           comm.recv(0, into.data(), into.size());
                         }),
-               DeviceError, "large boom");
+               DeviceError, message);
+}
+
+// An inline send in flight (<= 24 bytes, copied at post): its buffer is
+// already free, so the peer's read is safe.
+TEST(AdversarialCommunicatorTest, UserExceptionWithInlineSendInFlight) {
+  expect_throw_with_send_in_flight(24, "inline boom");
+}
+
+// A large send in flight (> kInlineBytes) from the algorithm's own scratch:
+// unwinding frees that scratch before the front-end's catch stops the
+// launch, so the peer must not be reading it in place (it was copied into
+// call-owned memory at send). Found by this suite as a heap-use-after-free.
+TEST(AdversarialCommunicatorTest, UserExceptionWithLargeSendInFlightFreesNothingThePeerReads) {
+  expect_throw_with_send_in_flight(4096, "large boom");
 }
 
 // The same when the algorithm just returns with a send from its own scratch
