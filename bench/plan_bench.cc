@@ -4,7 +4,8 @@
 //   against Runtime::launch of an empty body (target: the plan adds <= 5 us);
 // - small programs per second: psum + all_gather on 8 devices through a plan
 //   on ShardedArrays, against the same program through shard_map on host
-//   Arrays (bench/program_bench.cc; target >= 30,000 programs/s with plans);
+//   Arrays (bench/program_bench.cc; target >= 30,000 programs/s with plans),
+//   with the devices as threads and as fibers;
 // - cache hit against miss: a call of a warm plan against building a plan
 //   and making its first call.
 // Run: meshsim_bench_plan --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
@@ -91,8 +92,12 @@ Array small_program(DeviceContext& ctx, const Array& shard) {
   return all_gather(ctx, summed, "x", {.tiled = true});
 }
 
+// Arg fibers:1 runs the devices as fibers (ExecutionMode::kFibers): two
+// meetings per program then cost user-space switches, not the kernel's.
 void BM_SmallProgramPlan(benchmark::State& state) {
-  Runtime rt(kDevices);
+  RuntimeOptions options;
+  options.execution = state.range(0) != 0 ? ExecutionMode::kFibers : ExecutionMode::kThreads;
+  Runtime rt(kDevices, options);
   const Mesh mesh = bench_mesh();
   const ShardedArray input = bench_input(mesh);
   const ShardMapPlan plan(rt, mesh.abstract_mesh(), small_program, {P{"x"}}, {P{}});
@@ -105,7 +110,12 @@ void BM_SmallProgramPlan(benchmark::State& state) {
   state.counters["programs"] = benchmark::Counter(static_cast<double>(state.iterations()),
                                                   benchmark::Counter::kIsRate);
 }
-BENCHMARK(BM_SmallProgramPlan)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_SmallProgramPlan)
+    ->ArgName("fibers")
+    ->Arg(0)
+    ->Arg(1)
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
 
 // program_bench's BM_SmallShardMapProgram: split on the host, gather back.
 void BM_SmallProgramShardMap(benchmark::State& state) {

@@ -8,6 +8,8 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <optional>
+#include <type_traits>
 #include <thread>
 #include <vector>
 
@@ -132,10 +134,15 @@ size_t memcpy_reference_bytes(int devices, size_t size) {
   return per_device > kMaxReferenceBytes / n ? kMaxReferenceBytes : per_device * n;
 }
 
-YieldBarrier::YieldBarrier(int threads)
-    : threads_(threads), spin_(threads <= usable_cores()) {}
+YieldBarrier::YieldBarrier(int threads, ExecutionMode mode)
+    : threads_(threads),
+      spin_(mode == ExecutionMode::kThreads && threads <= usable_cores()),
+      fibers_(mode == ExecutionMode::kFibers) {}
 
-void YieldBarrier::arrive_and_wait() {
+void YieldBarrier::arrive_and_wait(const DeviceContext* ctx) {
+  if (fibers_ && ctx == nullptr) {
+    throw InvalidArgumentError("YieldBarrier on fibers needs the device's context to yield");
+  }
   const uint32_t generation = generation_.load(std::memory_order_acquire);
   if (arrived_.fetch_add(1, std::memory_order_acq_rel) + 1 == threads_) {
     arrived_.store(0, std::memory_order_relaxed);  // nobody arrives before the release below
@@ -147,6 +154,8 @@ void YieldBarrier::arrive_and_wait() {
 #if defined(__x86_64__) || defined(__i386__)
       __builtin_ia32_pause();
 #endif
+    } else if (fibers_) {
+      ctx->yield();
     } else {
       sched_yield();
     }
@@ -161,12 +170,25 @@ namespace {
 template <class Barrier>
 double episode_us(Runtime& runtime, const Mesh& mesh, int episodes) {
   using Clock = std::chrono::steady_clock;
-  Barrier barrier(mesh.size());
+  std::optional<Barrier> made;
+  if constexpr (std::is_same_v<Barrier, YieldBarrier>) {
+    made.emplace(mesh.size(), runtime.execution());
+  } else {
+    made.emplace(mesh.size());
+  }
+  Barrier& barrier = *made;
+  const auto meet = [&](DeviceContext& ctx) {
+    if constexpr (std::is_same_v<Barrier, YieldBarrier>) {
+      barrier.arrive_and_wait(&ctx);
+    } else {
+      barrier.arrive_and_wait();
+    }
+  };
   double seconds = 0;
   runtime.launch(mesh, [&](DeviceContext& ctx) {
-    barrier.arrive_and_wait();
+    meet(ctx);
     const Clock::time_point start = Clock::now();
-    for (int e = 0; e < episodes; ++e) barrier.arrive_and_wait();
+    for (int e = 0; e < episodes; ++e) meet(ctx);
     if (ctx.position() == 0) seconds = std::chrono::duration<double>(Clock::now() - start).count();
   });
   return seconds / episodes * 1e6;
@@ -186,9 +208,12 @@ double median_episode_us(Runtime& runtime, const Mesh& mesh) {
 }  // namespace
 
 MeetingFloor measure_meeting_floor(Runtime& runtime, const Mesh& mesh) {
+  const bool fibers = runtime.execution() == ExecutionMode::kFibers;
   return {.threads = mesh.size(),
+          .execution = runtime.execution(),
+          .fiber_workers = runtime.fiber_workers(),
           .yield_barrier_us = median_episode_us<YieldBarrier>(runtime, mesh),
-          .std_barrier_us = median_episode_us<std::barrier<>>(runtime, mesh)};
+          .std_barrier_us = fibers ? 0.0 : median_episode_us<std::barrier<>>(runtime, mesh)};
 }
 
 }  // namespace meshsim::cli

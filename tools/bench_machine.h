@@ -96,14 +96,19 @@ size_t memcpy_reference_bytes(int devices, size_t size);
 // an episode costs at least threads / cores context switches per core.
 // (Smaller groups meet more cheaply while cores are free: then it is a
 // reference, not a bound.)
+// On device fibers (fiber mode) the waiters never spin and wait by
+// DeviceContext::yield, which runs the worker's other fibers: the cheapest
+// meeting of fibers that does not go through meshsim.
 class YieldBarrier {
  public:
-  explicit YieldBarrier(int threads);
-  void arrive_and_wait();
+  explicit YieldBarrier(int threads, ExecutionMode mode = ExecutionMode::kThreads);
+  // `ctx`: the calling device's context (required on fibers).
+  void arrive_and_wait(const DeviceContext* ctx = nullptr);
 
  private:
   const int threads_;
   const bool spin_;
+  const bool fibers_;
   alignas(64) std::atomic<int> arrived_{0};
   alignas(64) std::atomic<uint32_t> generation_{0};
 };
@@ -111,8 +116,12 @@ class YieldBarrier {
 // Episode times of YieldBarrier and std::barrier run by the device threads of
 // `runtime` on `mesh` (each the median of 3 launches of about 20 ms): the
 // reference a small collective's latency on the same threads is read against.
+// In fiber mode std::barrier is not measured (0): it would block a worker
+// thread, and with it every fiber queued there.
 struct MeetingFloor {
   int threads = 0;
+  ExecutionMode execution = ExecutionMode::kThreads;
+  int fiber_workers = 0;
   double yield_barrier_us = 0;
   double std_barrier_us = 0;
 };

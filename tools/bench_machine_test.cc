@@ -92,11 +92,29 @@ TEST(YieldBarrier, HoldsWithMoreThreadsThanCores) {
 }
 
 TEST(MeasureMeetingFloor, ReportsBothBarriersOnTheMeshDevices) {
-  Runtime runtime(6);
+  RuntimeOptions threads;
+  threads.execution = ExecutionMode::kThreads;
+  Runtime runtime(6, threads);
   const MeetingFloor floor = measure_meeting_floor(runtime, Mesh::make({{"x", 2}, {"y", 2}}));
   EXPECT_EQ(floor.threads, 4);
+  EXPECT_EQ(floor.execution, ExecutionMode::kThreads);
   EXPECT_GT(floor.yield_barrier_us, 0.0);
   EXPECT_GT(floor.std_barrier_us, 0.0);
+}
+
+// On fibers the yield barrier waits by DeviceContext::yield (8 devices on 2
+// workers meet), and std::barrier, which would block a worker, is not run.
+TEST(MeasureMeetingFloor, OnFibersReportsTheYieldBarrierOnly) {
+  RuntimeOptions fibers;
+  fibers.execution = ExecutionMode::kFibers;
+  fibers.fiber_workers = 2;
+  Runtime runtime(8, fibers);
+  const MeetingFloor floor = measure_meeting_floor(runtime, Mesh::make({{"x", 8}}));
+  EXPECT_EQ(floor.threads, 8);
+  EXPECT_EQ(floor.execution, ExecutionMode::kFibers);
+  EXPECT_EQ(floor.fiber_workers, 2);
+  EXPECT_GT(floor.yield_barrier_us, 0.0);
+  EXPECT_EQ(floor.std_barrier_us, 0.0);
 }
 
 }  // namespace

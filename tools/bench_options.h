@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "meshsim/mesh/mesh.h"
+#include "meshsim/runtime/exec/runtime.h"
 #include "tools/cli_parse.h"
 #include "tools/bench_collectives.h"
 
@@ -40,6 +41,8 @@ struct BenchOptions {
   std::string algo;
   OutputFormat format = OutputFormat::kTable;
   std::chrono::milliseconds timeout{60000};
+  // How the runtime runs the devices (--exec).
+  ExecutionMode exec = ExecutionMode::kThreads;
 
   // Devices per group: the product of the axes' sizes.
   int group_size() const;
@@ -81,6 +84,7 @@ class BenchCommand {
   bool check_ = false;
   std::string algo_;
   std::string format_ = "table";
+  std::string exec_ = "threads";
   int64_t timeout_ms_ = 60000;
   int root_ = 0;
   uint64_t seed_ = 1;

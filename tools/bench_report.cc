@@ -40,6 +40,13 @@ std::string wrong_text(const std::optional<int64_t>& wrong) {
 }
 
 // The '#' lines that open a table or a CSV file.
+std::string execution_line(const MeetingFloor& m) {
+  return m.execution == ExecutionMode::kFibers
+             ? fmt::format("# execution: fibers, {} devices on {} worker threads", m.threads,
+                           m.fiber_workers)
+             : fmt::format("# execution: threads, one per device ({} threads)", m.threads);
+}
+
 std::vector<std::string> header_lines(const ReportHeader& h) {
   const BenchOptions& o = *h.options;
   const Collective& c = *o.collective;
@@ -62,9 +69,14 @@ std::vector<std::string> header_lines(const ReportHeader& h) {
       h.floor_us > 0 ? fmt::format("# floor at S = {} B: {} / memcpy = {:.2f} us", h.floor_size,
                                    c.floor_formula, h.floor_us)
                      : fmt::format("# floor: {}", c.floor_formula),
-      fmt::format("# meeting floor: {} threads, yield barrier {:.2f} us, std::barrier {:.2f} us "
-                  "per episode",
-                  h.meeting.threads, h.meeting.yield_barrier_us, h.meeting.std_barrier_us),
+      execution_line(h.meeting),
+      h.meeting.execution == ExecutionMode::kFibers
+          ? fmt::format("# meeting floor: {} fibers, yield barrier {:.2f} us per episode "
+                        "(std::barrier: not on fibers, it would block a worker)",
+                        h.meeting.threads, h.meeting.yield_barrier_us)
+          : fmt::format("# meeting floor: {} threads, yield barrier {:.2f} us, std::barrier "
+                        "{:.2f} us per episode",
+                        h.meeting.threads, h.meeting.yield_barrier_us, h.meeting.std_barrier_us),
   };
 }
 
@@ -272,6 +284,8 @@ class JsonWriter : public ReportWriter {
          << ", \"gbps\": " << json_number(h.memcpy.gbps()) << "},\n"
          << "  \"floor\": {\"formula\": " << json_string(c.floor_formula)
          << ", \"bytes\": " << h.floor_size << ", \"us\": " << json_number(h.floor_us) << "},\n"
+         << "  \"execution\": " << json_string(to_string(h.meeting.execution))
+         << ", \"fiber_workers\": " << h.meeting.fiber_workers << ",\n"
          << "  \"meeting_floor\": {\"threads\": " << h.meeting.threads
          << ", \"yield_barrier_us\": " << json_number(h.meeting.yield_barrier_us)
          << ", \"std_barrier_us\": " << json_number(h.meeting.std_barrier_us) << "},\n"

@@ -51,8 +51,10 @@ class ProgressLine {
 // the sweep's starts): without the launch timeout, since its launches take
 // about 20 ms each, which a short --timeout-ms would cut, and cannot hang (the
 // barriers involve every device and no meshsim wait).
-MeetingFloor meeting_floor(const Mesh& mesh) {
-  Runtime runtime(mesh.size());
+MeetingFloor meeting_floor(const Mesh& mesh, ExecutionMode exec) {
+  RuntimeOptions runtime_options;
+  runtime_options.execution = exec;
+  Runtime runtime(mesh.size(), runtime_options);
   return measure_meeting_floor(runtime, mesh);
 }
 
@@ -117,7 +119,7 @@ int run_bench(const BenchOptions& options, std::ostream& out, std::ostream* prog
   ReportHeader header{.machine = machine_info(),
                       .options = &options,
                       .memcpy = measure_memcpy(memcpy_reference_bytes(devices, floor_size)),
-                      .meeting = meeting_floor(options.mesh),
+                      .meeting = meeting_floor(options.mesh, options.exec),
                       .floor_size = floor_size};
   if (header.memcpy.gbps() > 0) {
     header.floor_us = collective.floor_bytes(devices, static_cast<double>(floor_size)) /
@@ -125,6 +127,7 @@ int run_bench(const BenchOptions& options, std::ostream& out, std::ostream* prog
   }
   RuntimeOptions runtime_options;
   runtime_options.launch_timeout = options.timeout;
+  runtime_options.execution = options.exec;
   Runtime runtime(options.mesh.size(), runtime_options);
   if (options.algo == "all") {
     header.columns = side_by_side(algorithm_registry(runtime), options, sizes);

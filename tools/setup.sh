@@ -15,7 +15,8 @@
 set -euo pipefail
 
 readonly packages=(cmake g++ make libtbb-dev libeigen3-dev libspdlog-dev libfmt-dev
-                   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev)
+                   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev
+                   libboost-context-dev)
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build_dir="${MESHSIM_BUILD_DIR:-build}"

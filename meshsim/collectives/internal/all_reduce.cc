@@ -8,13 +8,25 @@
 namespace meshsim::detail {
 namespace {
 
-// Elements [begin, end) of the slice that `rank` of `n` reduces: near-equal,
-// with slice borders on 64-byte boundaries where possible.
-std::pair<int64_t, int64_t> slice_of(int rank, int n, int64_t count, size_t element_size) {
+int64_t lines_of(int64_t count, size_t element_size) {
   const int64_t per_line = std::max<int64_t>(1, 64 / static_cast<int64_t>(element_size));
-  const int64_t lines = (count + per_line - 1) / per_line;
-  const int64_t begin = std::min(count, lines * rank / n * per_line);
-  const int64_t end = std::min(count, lines * (rank + 1) / n * per_line);
+  return (count + per_line - 1) / per_line;
+}
+
+// How many ranks reduce a slice: no more than the array has cache lines, so
+// a small array on a large group costs O(n) in all, not O(n^2) (65,536
+// members each visiting every peer for an empty slice).
+int slicers(int n, int64_t count, size_t element_size) {
+  return static_cast<int>(std::min<int64_t>(n, lines_of(count, element_size)));
+}
+
+// Elements [begin, end) of the slice that `rank` of `m` slicers reduces:
+// near-equal, with slice borders on 64-byte boundaries where possible.
+std::pair<int64_t, int64_t> slice_of(int rank, int m, int64_t count, size_t element_size) {
+  const int64_t per_line = std::max<int64_t>(1, 64 / static_cast<int64_t>(element_size));
+  const int64_t lines = lines_of(count, element_size);
+  const int64_t begin = std::min(count, lines * rank / m * per_line);
+  const int64_t end = std::min(count, lines * (rank + 1) / m * per_line);
   return {begin, end};
 }
 
@@ -60,9 +72,10 @@ Array all_reduce(DeviceContext& ctx, const char* op_name, ReduceOp op, const Arr
 
   const size_t esize = dtype_size(out_dtype);
   const size_t in_esize = dtype_size(x.dtype());
+  const int m = slicers(n, count, esize);
   meeting.meet();
-  {
-    const auto [begin, end] = slice_of(rank, n, count, esize);
+  if (rank < m) {
+    const auto [begin, end] = slice_of(rank, m, count, esize);
     reduce_into(op, x.dtype(), n,
                 [&](int r) {
                   return static_cast<const void*>(static_cast<const std::byte*>(input_of(r)) +
@@ -71,9 +84,9 @@ Array all_reduce(DeviceContext& ctx, const char* op_name, ReduceOp op, const Arr
                 out_bytes + begin * esize, end - begin);
   }
   meeting.arrive();
-  for (int r = 0; r < n; ++r) {
+  for (int r = 0; r < m; ++r) {
     if (r == rank) continue;
-    const auto [begin, end] = slice_of(r, n, count, esize);
+    const auto [begin, end] = slice_of(r, m, count, esize);
     std::memcpy(out_bytes + begin * esize,
                 static_cast<const std::byte*>(meeting.peer(r).output) + begin * esize,
                 (end - begin) * esize);

@@ -1,7 +1,9 @@
 #include "meshsim/runtime/exec/device_context.h"
 
-#include <thread>
+#include <sched.h>
 
+#include "meshsim/runtime/exec/internal/current_device.h"
+#include "meshsim/runtime/exec/internal/fiber/fiber.h"
 #include "meshsim/runtime/exec/internal/device_hooks.h"
 #include "meshsim/runtime/exec/internal/device_state.h"
 #include "meshsim/runtime/exec/errors.h"
@@ -11,10 +13,11 @@
 namespace meshsim {
 
 bool DeviceContext::usable() const {
-  // The device's thread runs user code only inside a launch body, so on that
-  // thread the context is live; another thread (a host thread that kept it
-  // past the launch, or another device) must not even read launch_.
-  return std::this_thread::get_id() == device_.thread.get_id() && launch_ != nullptr;
+  // The device's own code (its thread, or its fiber) runs user code only
+  // inside a launch body, so there the context is live; anyone else (a host
+  // thread that kept it past the launch, or another device) must not even
+  // read launch_.
+  return current_device() == &device_ && launch_ != nullptr;
 }
 
 void DeviceContext::throw_unusable(const std::string& what) const {
@@ -22,6 +25,15 @@ void DeviceContext::throw_unusable(const std::string& what) const {
                           " called outside that device's launch (from another thread, or after "
                           "the launch returned): a DeviceContext is valid only in the body it "
                           "was passed to, on its device's thread");
+}
+
+void DeviceContext::yield() const {
+  check_usable("DeviceContext::yield");
+  if (Fiber* fiber = Fiber::current()) {
+    fiber->yield();
+  } else {
+    sched_yield();
+  }
 }
 
 int DeviceContext::device_id() const {

@@ -2,14 +2,14 @@
 // DeviceContext: the handle a device's code receives in a launch — who it is
 // (device id, mesh position and coordinates) and the axis queries.
 //
-// It may be used only inside the launch body it was passed to, on that
-// device's thread. Every method (and every collective given it) throws
-// RuntimeUsageError otherwise — on another thread, or after the launch
-// returned — naming the device. Each device has one context object for the
+// It may be used only inside the launch body it was passed to, by that
+// device's own code (its thread, or in fiber mode its fiber). Every method
+// (and every collective given it) throws RuntimeUsageError otherwise — from
+// another thread or device, or after the launch returned — naming the device. Each device has one context object for the
 // life of its Runtime, so a pointer kept past the launch stays safe to call
 // (and fails) until the Runtime is destroyed; in a later launch on the same
-// device it is that launch's context again. It holds no global or
-// thread-local state: several runtimes can run in one process. The hooks
+// device it is that launch's context again. Several runtimes can
+// run in one process. The hooks
 // collectives are built on (group lookup, waits, operation scopes) are
 // internal (exec/internal/device_hooks.h).
 
@@ -48,6 +48,13 @@ class DeviceContext {
   static constexpr size_t kMaxCollectiveRecords = 1024;
   std::span<const CollectiveRecord> collective_records() const;
   size_t dropped_collective_records() const;
+
+  // Lets other devices run before this one goes on: in fiber mode its worker
+  // runs its other runnable fibers first; in thread mode the thread calls
+  // sched_yield. For device code that polls memory another device writes
+  // (a spin-wait of its own): in fiber mode such a loop must call this, or
+  // the device it waits for may never run (see ExecutionMode::kFibers).
+  void yield() const;
 
  private:
   friend class Launch;

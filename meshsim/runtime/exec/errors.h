@@ -76,4 +76,12 @@ class RuntimeUsageError : public Error {
   using Error::Error;
 };
 
+// The system refused the runtime a resource it needed to run a launch (a
+// fiber stack's mapping, a worker thread). The message names the resource and
+// the setting that governs it.
+class ResourceError : public Error {
+ public:
+  using Error::Error;
+};
+
 }  // namespace meshsim

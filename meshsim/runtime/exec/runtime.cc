@@ -1,11 +1,14 @@
 #include "meshsim/runtime/exec/runtime.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <thread>
 
 #include "meshsim/runtime/comm/internal/mesh_state.h"
 #include "meshsim/runtime/exec/errors.h"
+#include "meshsim/runtime/exec/internal/current_device.h"
 #include "meshsim/runtime/exec/internal/device_state.h"
+#include "meshsim/runtime/exec/internal/fiber/fiber_scheduler.h"
 #include "meshsim/runtime/exec/internal/function_ref.h"
 #include "meshsim/runtime/exec/internal/launch.h"
 #include "meshsim/runtime/exec/internal/log.h"
@@ -34,7 +37,15 @@ class DeviceClaim {
       const Launch* owner = nullptr;
       while (!device->owner.compare_exchange_weak(owner, &launch, std::memory_order_acquire,
                                                   std::memory_order_relaxed)) {
-        if (owner != nullptr) device->owner.wait(owner, std::memory_order_relaxed);
+        if (owner != nullptr) {
+          // A device fiber must not block its worker: it lets the worker run
+          // its other fibers (one may be what holds the device) and retries.
+          if (Fiber* fiber = Fiber::current()) {
+            fiber->yield();
+          } else {
+            device->owner.wait(owner, std::memory_order_relaxed);
+          }
+        }
         owner = nullptr;
       }
     }
@@ -66,14 +77,47 @@ int at_least_one(int num_devices) {
   return num_devices;
 }
 
-// A power of two at least twice `max_devices`: open addressing stays short.
-size_t table_size(int max_devices) {
-  size_t size = 1;
-  while (size < 2 * static_cast<size_t>(max_devices)) size *= 2;
-  return size;
+ExecutionMode resolve_execution(const RuntimeOptions& options) {
+  if (options.execution) return *options.execution;
+  const char* env = std::getenv("MESHSIM_EXEC");
+  if (env == nullptr || *env == '\0') return ExecutionMode::kThreads;
+  try {
+    return parse_execution_mode(env);
+  } catch (const InvalidArgumentError& e) {
+    throw InvalidArgumentError(std::string("environment variable MESHSIM_EXEC: ") + e.what());
+  }
+}
+
+std::unique_ptr<FiberScheduler> make_fiber_scheduler(ExecutionMode mode,
+                                                     const RuntimeOptions& options) {
+  if (mode != ExecutionMode::kFibers) return nullptr;
+  constexpr int kMaxWorkers = 1024;
+  if (options.fiber_workers < 0 || options.fiber_workers > kMaxWorkers) {
+    throw InvalidArgumentError("RuntimeOptions::fiber_workers must be 0 (one per usable core) to " +
+                               std::to_string(kMaxWorkers) + ", got " +
+                               std::to_string(options.fiber_workers));
+  }
+  constexpr size_t kMinStack = size_t{16} << 10, kMaxStack = size_t{1} << 30;
+  if (options.fiber_stack_bytes < kMinStack || options.fiber_stack_bytes > kMaxStack) {
+    throw InvalidArgumentError("RuntimeOptions::fiber_stack_bytes must be 16 KiB to 1 GiB, got " +
+                               std::to_string(options.fiber_stack_bytes));
+  }
+  const int workers = options.fiber_workers > 0 ? options.fiber_workers : usable_cores();
+  return std::make_unique<FiberScheduler>(workers, options.fiber_stack_bytes);
 }
 
 }  // namespace
+
+const char* to_string(ExecutionMode mode) {
+  return mode == ExecutionMode::kFibers ? "fibers" : "threads";
+}
+
+ExecutionMode parse_execution_mode(std::string_view text) {
+  if (text == "threads") return ExecutionMode::kThreads;
+  if (text == "fibers") return ExecutionMode::kFibers;
+  throw InvalidArgumentError("unknown execution mode '" + std::string(text) +
+                             "': expected 'threads' or 'fibers'");
+}
 
 Runtime::Runtime(RuntimeOptions options)
     : impl_(std::make_unique<RuntimeImpl>(
@@ -86,6 +130,9 @@ Runtime::Runtime(int num_devices, RuntimeOptions options)
 Runtime::~Runtime() = default;
 int Runtime::num_devices() const { return impl_->num_devices(); }
 int Runtime::started_devices() const { return impl_->started_devices(); }
+ExecutionMode Runtime::execution() const { return impl_->execution(); }
+int Runtime::fiber_workers() const { return impl_->fiber_workers(); }
+FiberStackStats Runtime::fiber_stack_stats() const { return impl_->fiber_stack_stats(); }
 void Runtime::launch(const Mesh& mesh, const std::function<void(DeviceContext&)>& body) {
   impl_->launch(mesh, body);
 }
@@ -94,9 +141,11 @@ size_t Runtime::interned_mesh_count() { return impl_->interned_mesh_count(); }
 
 RuntimeImpl::RuntimeImpl(RuntimeOptions options, int max_devices, int start_now)
     : options_(options),
+      execution_(resolve_execution(options)),
       max_devices_(max_devices),
       logger_(make_runtime_logger()),
-      fabric_(std::max(1, max_devices)) {
+      fabric_(std::max(1, max_devices)),
+      fibers_(make_fiber_scheduler(execution_, options)) {
   if (max_devices < 1) {
     throw InvalidArgumentError("RuntimeOptions::max_devices must be at least 1, got " +
                                std::to_string(max_devices));
@@ -108,10 +157,6 @@ RuntimeImpl::RuntimeImpl(RuntimeOptions options, int max_devices, int start_now)
   }
   devices_.reset(new std::atomic<DeviceState*>[max_devices]);
   for (int id = 0; id < max_devices; ++id) devices_[id].store(nullptr, std::memory_order_relaxed);
-  const size_t slots = table_size(max_devices);
-  by_thread_.reset(new std::atomic<DeviceState*>[slots]);
-  for (size_t i = 0; i < slots; ++i) by_thread_[i].store(nullptr, std::memory_order_relaxed);
-  by_thread_mask_ = slots - 1;
   try {
     for (int id = 0; id < start_now; ++id) device(id);
   } catch (...) {
@@ -174,7 +219,13 @@ RuntimeImpl::~RuntimeImpl() {
   stop_devices();
 }
 
+int RuntimeImpl::fiber_workers() const { return fibers_ != nullptr ? fibers_->workers() : 0; }
+FiberStackStats RuntimeImpl::fiber_stack_stats() const {
+  return fibers_ != nullptr ? fibers_->stack_stats() : FiberStackStats{};
+}
+
 void RuntimeImpl::stop_devices() {
+  if (fibers_ != nullptr) return;  // fiber devices have no threads of their own
   for (auto& device : started_) {
     device->launch = nullptr;
     device->work.advance();
@@ -183,6 +234,7 @@ void RuntimeImpl::stop_devices() {
 }
 
 void RuntimeImpl::device_main(DeviceState& device) {
+  set_current_device(&device);
   // Not work.load(): a launch may already have advanced the word before this
   // thread got to run. The word starts at zero.
   uint32_t seen = 0;
@@ -202,25 +254,24 @@ DeviceState& RuntimeImpl::device(int id) {
     started_.reserve(std::max<size_t>(16, 2 * started_.size()));
   }
   auto state = std::make_unique<DeviceState>(id, *this);
-  state->thread = std::thread([this, d = state.get()] { device_main(*d); });
-  DeviceState* device = started_.emplace_back(std::move(state)).get();
-  size_t slot = std::hash<std::thread::id>{}(device->thread.get_id()) & by_thread_mask_;
-  while (by_thread_[slot].load(std::memory_order_relaxed) != nullptr) {
-    slot = (slot + 1) & by_thread_mask_;
+  if (fibers_ == nullptr) {
+    try {
+      state->thread = std::thread([this, d = state.get()] { device_main(*d); });
+    } catch (const std::system_error& e) {
+      throw ResourceError("cannot start the thread of device " + std::to_string(id) + " (" +
+                          std::to_string(started_.size()) + " started): " + e.what() +
+                          "; fiber mode (RuntimeOptions::execution) runs many devices on a few threads");
+    }
   }
-  by_thread_[slot].store(device, std::memory_order_release);
+  DeviceState* device = started_.emplace_back(std::move(state)).get();
   devices_[id].store(device, std::memory_order_release);
   num_started_.fetch_add(1, std::memory_order_relaxed);
   return *device;
 }
 
 DeviceState* RuntimeImpl::calling_device() const {
-  const std::thread::id me = std::this_thread::get_id();
-  for (size_t slot = std::hash<std::thread::id>{}(me) & by_thread_mask_;;
-       slot = (slot + 1) & by_thread_mask_) {
-    DeviceState* device = by_thread_[slot].load(std::memory_order_acquire);
-    if (device == nullptr || device->thread.get_id() == me) return device;
-  }
+  DeviceState* device = current_device();
+  return device != nullptr && &device->runtime == this ? device : nullptr;
 }
 
 void RuntimeImpl::check_device_ids(const Mesh& mesh) const {
@@ -321,10 +372,12 @@ void RuntimeImpl::launch(const Mesh& mesh_arg, const std::function<void(DeviceCo
   const LaunchHandle launch(new Launch(mesh_state, std::move(devices),
                                        FunctionRef<void(DeviceContext&)>(body), policy,
                                        caller != nullptr ? caller->launch : nullptr));
+  std::vector<std::unique_ptr<Fiber>> fibers;
+  if (fibers_ != nullptr) fibers = fibers_->prepare(*launch);
   std::string unreceived;
   {
     const DeviceClaim claim(launch->devices(), *launch);
-    launch->start();
+    launch->start(fibers_.get(), fibers);
     wait_for(*launch);
     // Clean up while this launch still owns the devices: once they are
     // released another launch may use the same rendezvous and links.

@@ -1,8 +1,10 @@
 #pragma once
-// Runtime: a pool of simulated devices, each a persistent OS thread that
-// sleeps (futex) between launches. Device ids run from 0 to num_devices() - 1;
-// Runtime(n) starts devices 0..n-1 at once, Runtime() starts none, and a
-// device's thread starts on the first launch that names it.
+// Runtime: a pool of simulated devices. Device ids run from 0 to
+// num_devices() - 1. How a device runs is the runtime's ExecutionMode: in
+// thread mode each device is a persistent OS thread that sleeps (futex)
+// between launches; Runtime(n) starts devices 0..n-1 at once, Runtime() starts
+// none, and a device's thread starts on the first launch that names it. In
+// fiber mode each device's part of a launch is a fiber on a few worker threads.
 //
 // launch(mesh, body) runs body(DeviceContext&) on every device of `mesh` and
 // returns when all of them have finished. If any device throws, every wait of
@@ -24,9 +26,11 @@
 // started after destruction began throw RuntimeUsageError.
 
 #include <chrono>
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string_view>
 
 #include "meshsim/mesh/mesh.h"
 #include "meshsim/runtime/exec/device_context.h"
@@ -40,6 +44,45 @@ namespace meshsim {
 
 struct DeviceState;
 class RuntimeImpl;
+
+// How a Runtime runs its devices. Both modes run every collective, algorithm,
+// psend/precv, async handle, cancellation, deadlock detection and timeout the
+// same way; they differ in cost.
+enum class ExecutionMode {
+  // Each device is an OS thread (started on first use, kept until the Runtime
+  // ends; ~8 MiB of address space for its stack). Waits spin while every
+  // device can have a core, then yield, then sleep on a futex. The default:
+  // best while a mesh has no more devices than cores.
+  kThreads,
+  // Each device's part of a launch is a stackful fiber (Boost.Context) on a
+  // few worker threads (RuntimeOptions::fiber_workers); the device at mesh
+  // position p runs on worker p % workers. A wait parks the fiber and its
+  // worker runs the next one, in user space: a meeting of 64 or 4096 devices
+  // on 2 cores costs switches of tens of nanoseconds instead of the kernel's
+  // microseconds. A device between launches holds no stack.
+  // The rule of fiber mode: device code must not block its worker thread on
+  // something another device releases (a std::mutex or condition variable
+  // held across a collective, a sleep while a peer waits): the fibers that
+  // would release it may be queued on that very worker, which then waits
+  // forever. Waits inside meshsim (collectives, psend/precv, nested launches)
+  // always park the fiber instead.
+  kFibers,
+};
+
+// "threads" or "fibers".
+const char* to_string(ExecutionMode mode);
+// Parses "threads" or "fibers"; InvalidArgumentError naming the text otherwise.
+ExecutionMode parse_execution_mode(std::string_view text);
+
+// Fiber mode: the stacks a runtime has mapped. A launch's devices take free
+// stacks and give them back when their bodies return, so a runtime maps as
+// many as the most devices it ran at once, and an idle device holds none.
+struct FiberStackStats {
+  size_t stacks = 0;          // mapped
+  size_t guarded = 0;         // of them, with a guard page (see fiber_stack_bytes)
+  size_t reserved_bytes = 0;  // their address space, guard pages included
+  size_t resident_bytes = 0;  // of that, pages in memory (touched by some body)
+};
 
 struct RuntimeOptions {
   // The device limit of a Runtime created without a device count: enough for
@@ -60,6 +103,18 @@ struct RuntimeOptions {
   // launch returns only once it does.
   std::chrono::milliseconds launch_timeout{0};
   double warn_fraction = 0.5;
+  // How devices run. Unset: the MESHSIM_EXEC environment variable ("threads"
+  // or "fibers"; anything else is an InvalidArgumentError), else threads.
+  std::optional<ExecutionMode> execution;
+  // Fiber mode: worker threads, 0 for one per usable core (usable_cores()).
+  int fiber_workers = 0;
+  // Fiber mode: each fiber's stack, in bytes (rounded up to pages; at least
+  // 16 KiB), with a guard page below it that turns an overflow into a crash
+  // at once (only for the first vm.max_map_count / 4 stacks of the process:
+  // each guard costs a kernel mapping, and a 65,536-device mesh would pass
+  // the default limit). Only the pages a body touches cost memory; the
+  // stacks of a launch's devices are reused by later launches.
+  size_t fiber_stack_bytes = size_t{256} << 10;
 };
 
 class Runtime {
@@ -75,8 +130,13 @@ class Runtime {
   // How many devices a mesh may use: ids 0 .. num_devices() - 1 (the limit,
   // whether or not their threads have started yet).
   int num_devices() const;
-  // Device threads started so far.
+  // Devices started so far (in thread mode, their threads).
   int started_devices() const;
+  // How this runtime runs its devices, and (fiber mode) on how many workers.
+  ExecutionMode execution() const;
+  int fiber_workers() const;
+  // Fiber mode: the stacks mapped so far (all zero in thread mode).
+  FiberStackStats fiber_stack_stats() const;
 
   // Runs `body` on every device of `mesh`; see the class comment. Throws
   // RuntimeUsageError if the mesh names a device id of num_devices() or more

@@ -24,9 +24,10 @@ struct alignas(64) DeviceState {
 
   const int id;
   RuntimeImpl& runtime;
-  std::thread thread;
+  std::thread thread;  // thread mode only
 
-  // The task: written by the launching thread before it advances `work`.
+  // The task: written by the launching thread before it advances `work` (in
+  // fiber mode, before it posts the device's fiber).
   WaitWord work;
   Launch* launch = nullptr;
   int position = 0;  // in the launch's mesh

@@ -9,6 +9,7 @@
 #include "meshsim/runtime/exec/device_context.h"
 #include "meshsim/runtime/exec/errors.h"
 #include "meshsim/runtime/exec/internal/device_state.h"
+#include "meshsim/runtime/exec/internal/fiber/fiber_scheduler.h"
 #include "meshsim/runtime/exec/internal/launch_report.h"
 
 namespace meshsim {
@@ -50,25 +51,31 @@ Launch::Launch(MeshState& mesh, std::vector<DeviceState*> devices,
       body_(body),
       policy_(policy),
       enclosing_(enclosing),
+      started_(new std::atomic<bool>[devices_.size()]),
       finished_(new std::atomic<bool>[devices_.size()]),
       remaining_(static_cast<int>(devices_.size())),
       active_(static_cast<int>(devices_.size())),
       done_initial_(done_.load()) {
-  for (size_t i = 0; i < devices_.size(); ++i) finished_[i].store(false, std::memory_order_relaxed);
+  for (size_t i = 0; i < devices_.size(); ++i) {
+    started_[i].store(false, std::memory_order_relaxed);
+    finished_[i].store(false, std::memory_order_relaxed);
+  }
 }
 
-void Launch::start() noexcept {
+void Launch::start(FiberScheduler* scheduler, std::vector<std::unique_ptr<Fiber>>& fibers) noexcept {
   refs_.fetch_add(static_cast<int>(devices_.size()), std::memory_order_relaxed);
   for (size_t position = 0; position < devices_.size(); ++position) {
     DeviceState& device = *devices_[position];
     device.launch = this;
     device.position = static_cast<int>(position);
-    device.work.advance();
+    if (scheduler == nullptr) device.work.advance();
   }
+  if (scheduler != nullptr) scheduler->post(fibers);
 }
 
 void Launch::run_device(int position) {
   DeviceState& device = *devices_[position];
+  started_[position].store(true, std::memory_order_relaxed);
   device.waiter.set_policy(policy_);
   device.idle_waiter.set_policy(WaitPolicy::idle_after(static_cast<int>(devices_.size())));
   device.waiter.attach(&aborted_, this);
@@ -212,10 +219,14 @@ std::vector<DeviceSnapshot> Launch::snapshot() const {
       s.state = DeviceSnapshot::State::kFinished;
       continue;
     }
+    if (!started_[i].load(std::memory_order_relaxed)) {
+      s.state = DeviceSnapshot::State::kNotStarted;
+      continue;
+    }
     s.op = d.current_op.load(std::memory_order_acquire);
     s.group = d.current_group.load(std::memory_order_relaxed);
     s.collectives = d.collectives_done.load();
-    const WaitWord* word = d.waiter.blocked_on();
+    const WaitWord* word = d.waiter.waiting_on();
     s.state = s.op == nullptr && word == nullptr ? DeviceSnapshot::State::kOwnCode
                                                  : DeviceSnapshot::State::kWaiting;
     // The group's own release word is a member of its Rendezvous; a

@@ -23,6 +23,8 @@
 namespace meshsim {
 
 class DeviceContext;
+class Fiber;
+class FiberScheduler;
 struct DeviceState;
 
 class Launch final : public BlockTracker {
@@ -40,10 +42,11 @@ class Launch final : public BlockTracker {
   WaitWord& done() { return done_; }
   uint32_t done_initial() const { return done_initial_; }
 
-  // Posts the body to every device (the caller owns them). noexcept: once a
-  // device may run, the launch must be waited for.
-  void start() noexcept;
-  // Runs the body on the device at mesh position `position` (device thread).
+  // Posts the body to every device (the caller owns them): wakes their
+  // threads, or in fiber mode posts `fibers` (FiberScheduler::prepare) to
+  // `scheduler`. noexcept: once a device may run, the launch must be waited for.
+  void start(FiberScheduler* scheduler, std::vector<std::unique_ptr<Fiber>>& fibers) noexcept;
+  // Runs the body on the device at mesh position `position` (its thread or fiber).
   void run_device(int position);
 
   // Records the first error (others are dropped) and cancels every wait.
@@ -84,6 +87,7 @@ class Launch final : public BlockTracker {
   FunctionRef<void(DeviceContext&)> body_;
   WaitPolicy policy_;
   const Launch* enclosing_;
+  std::unique_ptr<std::atomic<bool>[]> started_;
   std::unique_ptr<std::atomic<bool>[]> finished_;
 
   std::atomic<bool> aborted_{false};

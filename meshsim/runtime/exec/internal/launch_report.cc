@@ -91,6 +91,9 @@ std::string summarize_devices(std::span<const DeviceSnapshot> devices) {
   for (const DeviceSnapshot& d : devices) {
     State s;
     switch (d.state) {
+      case DeviceSnapshot::State::kNotStarted:
+        s.head = "not started (its thread or worker is busy elsewhere)";
+        break;
       case DeviceSnapshot::State::kFinished:
         s.head = "finished";
         break;

@@ -17,7 +17,9 @@ namespace meshsim {
 
 // Where one device is, as read (racily) by the reporter.
 struct DeviceSnapshot {
-  enum class State { kFinished, kOwnCode, kWaiting };
+  // kNotStarted: its body has not begun (in fiber mode, its worker thread is
+  // still busy with another device's code).
+  enum class State { kNotStarted, kFinished, kOwnCode, kWaiting };
   int id = 0;
   State state = State::kOwnCode;
   const char* op = nullptr;              // the collective it is in, if any

@@ -24,6 +24,7 @@
 namespace meshsim {
 
 struct DeviceState;
+class FiberScheduler;
 class Launch;
 class MeshState;
 
@@ -40,6 +41,9 @@ class RuntimeImpl {
 
   int num_devices() const { return max_devices_; }
   int started_devices() const { return num_started_.load(std::memory_order_relaxed); }
+  ExecutionMode execution() const { return execution_; }
+  int fiber_workers() const;
+  FiberStackStats fiber_stack_stats() const;
   void launch(const Mesh& mesh, const std::function<void(DeviceContext&)>& body);
   spdlog::logger& logger() { return *logger_; }
   size_t interned_mesh_count();
@@ -72,13 +76,14 @@ class RuntimeImpl {
   void check_device_ids(const Mesh& mesh) const;
   // Device `id`, its thread started if it was not yet (thread-safe).
   DeviceState& device(int id);
-  // The device whose thread calls, if it is one of this runtime's.
+  // The device whose code calls (thread or fiber), if it is one of this runtime's.
   DeviceState* calling_device() const;
   // Throws RuntimeUsageError if `caller`'s launch, or one enclosing it, holds
   // a device of `mesh`.
   void check_not_nested_on_own_devices(const Mesh& mesh, const DeviceState& caller) const;
 
   RuntimeOptions options_;
+  const ExecutionMode execution_;
   const int max_devices_;
   std::shared_ptr<spdlog::logger> logger_;
   // launch() calls in progress: the destructor waits for them. A mutex, not
@@ -92,11 +97,6 @@ class RuntimeImpl {
   // Devices by id, null until started; published with a release store, read
   // without a lock.
   std::unique_ptr<std::atomic<DeviceState*>[]> devices_;
-  // The started devices by their thread's id (open addressing, a power of two
-  // at least twice max_devices_ long), so launch() can tell that it runs on a
-  // device thread of this runtime without any thread-local state.
-  std::unique_ptr<std::atomic<DeviceState*>[]> by_thread_;
-  size_t by_thread_mask_;
   std::mutex grow_mu_;
   std::vector<std::unique_ptr<DeviceState>> started_;  // guarded by grow_mu_
   std::atomic<int> num_started_{0};
@@ -113,6 +113,8 @@ class RuntimeImpl {
   // Declared before the extension: algorithms registered there may hold
   // nothing of the fabric, but the fabric must outlive every device.
   Fabric fabric_;
+  // Fiber mode only: the workers and the fiber stacks.
+  std::unique_ptr<FiberScheduler> fibers_;
   std::mutex extension_mu_;
   std::unique_ptr<RuntimeExtension> extension_;
   std::atomic<RuntimeExtension*> extension_ptr_{nullptr};

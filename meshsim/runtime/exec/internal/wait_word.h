@@ -7,8 +7,10 @@
 //   very word every blocked waiter sleeps on, so no wake-up can be lost and no
 //   timed wait is needed. A poisoned word stays poisoned until `clear_poison()`,
 //   which the runtime calls only once no thread can wait on it any more.
-// - Waiters (see Waiter) announce themselves in `sleepers_` before blocking,
-//   so `advance()` makes the futex system call only when somebody sleeps.
+// - Waiters (see Waiter) announce themselves before blocking, so `advance()`
+//   makes a system call only when somebody sleeps: a thread in `sleepers_`
+//   (it sleeps on this word's futex), a device fiber in `fiber_sleepers_`
+//   (its worker thread sleeps on the fiber doorbell, fiber/doorbell.h).
 // Memory order: advance() is a seq_cst read-modify-write that also releases
 // everything the caller wrote before it; a waiter that observes the new value
 // with an acquire load sees those writes. The sleepers_ handshake is the
@@ -17,6 +19,7 @@
 #include <atomic>
 #include <cstdint>
 
+#include "meshsim/runtime/exec/internal/fiber/doorbell.h"
 #include "meshsim/runtime/exec/internal/futex.h"
 
 namespace meshsim {
@@ -36,6 +39,7 @@ class alignas(64) WaitWord {
   uint32_t advance(uint32_t steps = 1) {
     const uint32_t now = value_.fetch_add(steps * kStep, std::memory_order_seq_cst) + steps * kStep;
     if (sleepers_.load(std::memory_order_seq_cst) != 0) futex_wake_all(value_);
+    if (fiber_sleepers_.load(std::memory_order_seq_cst) != 0) ring_fiber_doorbell();
     return now;
   }
 
@@ -43,6 +47,7 @@ class alignas(64) WaitWord {
   void poison() {
     value_.fetch_or(kPoison, std::memory_order_seq_cst);
     futex_wake_all(value_);
+    ring_fiber_doorbell();
   }
   void clear_poison() { value_.fetch_and(~kPoison, std::memory_order_seq_cst); }
 
@@ -50,6 +55,7 @@ class alignas(64) WaitWord {
   friend class Waiter;
   std::atomic<uint32_t> value_{0};
   std::atomic<uint32_t> sleepers_{0};
+  std::atomic<uint32_t> fiber_sleepers_{0};
 };
 
 }  // namespace meshsim

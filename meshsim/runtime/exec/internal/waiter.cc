@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "meshsim/runtime/exec/errors.h"
+#include "meshsim/runtime/exec/internal/fiber/fiber.h"
 
 namespace meshsim {
 namespace {
@@ -70,6 +71,7 @@ void Waiter::throw_if_aborted(uint32_t value) {
 }
 
 uint32_t Waiter::wait_slow(const WaitWord& word, FunctionRef<bool(uint32_t)> done) {
+  if (Fiber* fiber = Fiber::current()) return wait_in_fiber(*fiber, word, done);
   const auto check = [&](uint32_t& value) {
     value = word.load();
     throw_if_aborted(value);
@@ -138,11 +140,80 @@ uint32_t Waiter::block(const WaitWord& word, FunctionRef<bool(uint32_t)> done) {
   }
 }
 
+uint32_t Waiter::wait_in_fiber(Fiber& fiber, const WaitWord& word,
+                              FunctionRef<bool(uint32_t)> done) {
+  for (;;) {
+    const uint32_t value = word.load();
+    throw_if_aborted(value);
+    if (done(value)) return value;
+    parked_on_.store(&word, std::memory_order_relaxed);
+    const Fiber::Wake why = fiber.park(word, done, aborted_, /*announced=*/false);
+    parked_on_.store(nullptr, std::memory_order_relaxed);
+    if (why == Fiber::Wake::kAnnounce) park_announced(fiber, word, done);
+  }
+}
+
+void Waiter::park_announced(Fiber& fiber, const WaitWord& word, FunctionRef<bool(uint32_t)> done) {
+  auto& mutable_word = const_cast<WaitWord&>(word);
+  const uint32_t value = word.load();
+  throw_if_aborted(value);
+  if (done(value)) return;
+  // The same announcement and re-check as block(); the fiber's worker sleeps
+  // on the doorbell instead of this thread on the word.
+  mutable_word.fiber_sleepers_.fetch_add(1, std::memory_order_seq_cst);
+  blocked_value_.store(value, std::memory_order_seq_cst);
+  block_episode_.fetch_add(1, std::memory_order_seq_cst);
+  blocked_on_.store(&word, std::memory_order_seq_cst);
+  struct Unannounce {
+    Waiter* self;
+    WaitWord& word;
+    bool tracked = false;
+    ~Unannounce() {
+      if (tracked) self->tracker_->on_unblock();
+      self->blocked_on_.store(nullptr, std::memory_order_seq_cst);
+      word.fiber_sleepers_.fetch_sub(1, std::memory_order_seq_cst);
+    }
+  } unannounce{this, mutable_word};
+
+  const uint32_t now = word.load(std::memory_order_seq_cst);
+  throw_if_aborted(now);
+  if (now != value) return;
+  if (tracker_ != nullptr) {
+    unannounce.tracked = true;
+    tracker_->on_block();  // may detect a deadlock and poison this very word
+  }
+  // Until the word moves at all (not just until `done`): the deadlock
+  // detector compares the word with blocked_value(), so a stale
+  // announcement must not outlive a change.
+  const auto changed = [value](uint32_t v) { return v != value; };
+  fiber.park(word, FunctionRef<bool(uint32_t)>(changed), aborted_, /*announced=*/true);
+}
+
+bool Waiter::wait_change_until_in_fiber(Fiber& fiber, const WaitWord& word, uint32_t seen,
+                                        Clock::time_point deadline) {
+  auto& mutable_word = const_cast<WaitWord&>(word);
+  const auto changed = [seen](uint32_t v) { return v != seen; };
+  const FunctionRef<bool(uint32_t)> done(changed);
+  for (;;) {
+    if (word.load() != seen) return true;
+    if (Clock::now() >= deadline) return false;
+    if (fiber.park(word, done, nullptr, /*announced=*/false, deadline) != Fiber::Wake::kAnnounce) {
+      continue;
+    }
+    mutable_word.fiber_sleepers_.fetch_add(1, std::memory_order_seq_cst);
+    if (word.load(std::memory_order_seq_cst) == seen) {
+      fiber.park(word, done, nullptr, /*announced=*/true, deadline);
+    }
+    mutable_word.fiber_sleepers_.fetch_sub(1, std::memory_order_seq_cst);
+  }
+}
+
 }  // namespace meshsim
 
 namespace meshsim {
 
 bool Waiter::wait_change_until(const WaitWord& word, uint32_t seen, Clock::time_point deadline) {
+  if (Fiber* fiber = Fiber::current()) return wait_change_until_in_fiber(*fiber, word, seen, deadline);
   auto& mutable_word = const_cast<WaitWord&>(word);
   for (;;) {
     if (word.load() != seen) return true;

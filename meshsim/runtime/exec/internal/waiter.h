@@ -13,6 +13,13 @@
 //      deadlock; to the aborter, through blocked_on()).
 // After every wake it re-reads the word; a wake proves nothing by itself.
 //
+// On a device fiber (the fiber execution mode) there is no spinning, yielding
+// or futex: the wait parks the fiber, and its worker resumes it when the
+// condition holds (fiber/fiber.h). When the worker has nothing left to run it
+// asks its parked fibers to announce their waits exactly as step 3 does
+// (fiber sleepers on the word, blocked_on(), the BlockTracker) before it
+// sleeps, so cancellation and deadlock detection work the same in both modes.
+//
 // Cancellation: a poisoned word (WaitWord::poison) throws CancelledError. The
 // aborter poisons the word each blocked waiter announced; a waiter that
 // announces itself after the aborter looked sees `aborted` set instead (both
@@ -29,6 +36,8 @@
 #include "meshsim/runtime/exec/internal/wait_word.h"
 
 namespace meshsim {
+
+class Fiber;
 
 // Told when a waiter starts and stops blocking on the futex (the launch's
 // deadlock detector).
@@ -88,10 +97,22 @@ class Waiter {
   const WaitWord* blocked_on() const { return blocked_on_.load(std::memory_order_seq_cst); }
   uint32_t blocked_value() const { return blocked_value_.load(std::memory_order_seq_cst); }
   uint64_t block_episode() const { return block_episode_.load(std::memory_order_seq_cst); }
+  // The word this waiter waits on in any way — blocked, or (a fiber) parked
+  // without having announced itself yet: for progress reports only.
+  const WaitWord* waiting_on() const {
+    const WaitWord* word = blocked_on();
+    return word != nullptr ? word : parked_on_.load(std::memory_order_relaxed);
+  }
 
  private:
   uint32_t wait_slow(const WaitWord& word, FunctionRef<bool(uint32_t)> done);
   uint32_t block(const WaitWord& word, FunctionRef<bool(uint32_t)> done);
+  uint32_t wait_in_fiber(Fiber& fiber, const WaitWord& word, FunctionRef<bool(uint32_t)> done);
+  // Announces the wait as block() does, parks until the word changes, and
+  // withdraws the announcement.
+  void park_announced(Fiber& fiber, const WaitWord& word, FunctionRef<bool(uint32_t)> done);
+  bool wait_change_until_in_fiber(Fiber& fiber, const WaitWord& word, uint32_t seen,
+                                  std::chrono::steady_clock::time_point deadline);
   void throw_if_aborted(uint32_t value);
 
   WaitPolicy policy_;
@@ -101,6 +122,7 @@ class Waiter {
   std::atomic<const WaitWord*> blocked_on_{nullptr};
   std::atomic<uint32_t> blocked_value_{0};
   std::atomic<uint64_t> block_episode_{0};
+  std::atomic<const WaitWord*> parked_on_{nullptr};
 };
 
 }  // namespace meshsim

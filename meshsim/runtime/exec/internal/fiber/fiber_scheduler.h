@@ -1,0 +1,43 @@
+#pragma once
+// FiberScheduler: the fiber execution mode of one Runtime — its worker
+// threads and its fiber stacks.
+//
+// A launch runs each of its devices as a fiber (fiber.h) made for that launch:
+// the device at mesh position p runs on worker p % workers(), so every launch
+// spreads over the workers whatever its device ids, and a device between
+// launches holds no stack at all. Fibers never migrate.
+
+#include <memory>
+#include <vector>
+
+#include "meshsim/runtime/exec/internal/fiber/fiber.h"
+#include "meshsim/runtime/exec/internal/fiber/fiber_worker.h"
+#include "meshsim/runtime/exec/internal/fiber/stack_pool.h"
+
+namespace meshsim {
+
+class FiberScheduler {
+ public:
+  // Starts `workers` worker threads; every fiber gets a stack of `stack_bytes`.
+  FiberScheduler(int workers, size_t stack_bytes);
+  // Joins the workers; no launch may be running.
+  ~FiberScheduler();
+  FiberScheduler(const FiberScheduler&) = delete;
+  FiberScheduler& operator=(const FiberScheduler&) = delete;
+
+  int workers() const { return static_cast<int>(workers_.size()); }
+  size_t stack_bytes() const { return stacks_.stack_bytes(); }
+  FiberStackStats stack_stats() const { return stacks_.stats(); }
+
+  // One fiber per device of `launch`, by mesh position, ready to post: made
+  // before the launch claims its devices, since it can fail (ResourceError).
+  std::vector<std::unique_ptr<Fiber>> prepare(Launch& launch);
+  // Hands the fibers to the workers (position p to worker p % workers()).
+  void post(std::vector<std::unique_ptr<Fiber>>& fibers) noexcept;
+
+ private:
+  StackPool stacks_;
+  std::vector<std::unique_ptr<FiberWorker>> workers_;
+};
+
+}  // namespace meshsim
