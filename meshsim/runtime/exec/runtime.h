@@ -55,8 +55,9 @@ enum class ExecutionMode {
   // best while a mesh has no more devices than cores.
   kThreads,
   // Each device's part of a launch is a stackful fiber (Boost.Context) on a
-  // few worker threads (RuntimeOptions::fiber_workers); the device at mesh
-  // position p runs on worker p % workers. A wait parks the fiber and its
+  // few worker threads (RuntimeOptions::fiber_workers), each running a
+  // contiguous block of the launch's mesh positions (so the groups of a minor
+  // axis meet within one worker). A wait parks the fiber and its
   // worker runs the next one, in user space: a meeting of 64 or 4096 devices
   // on 2 cores costs switches of tens of nanoseconds instead of the kernel's
   // microseconds. A device between launches holds no stack.

@@ -23,17 +23,19 @@ std::vector<std::unique_ptr<Fiber>> FiberScheduler::prepare(Launch& launch) {
 }
 
 void FiberScheduler::post(std::vector<std::unique_ptr<Fiber>>& fibers) noexcept {
-  // Chain each worker's share (in position order), then post each chain once.
-  const size_t n = workers_.size();
-  for (size_t w = 0; w < n && w < fibers.size(); ++w) {
-    Fiber* first = nullptr;
-    Fiber** tail = &first;
-    for (size_t position = w; position < fibers.size(); position += n) {
-      *tail = fibers[position].release();
-      tail = &(*tail)->next_posted;
+  // Worker w gets the w-th contiguous block of positions: the groups of a
+  // minor axis (consecutive positions) then meet within one worker, with no
+  // cache line crossing cores. Each block is posted as one chain.
+  const size_t workers = workers_.size(), n = fibers.size();
+  for (size_t w = 0; w < workers; ++w) {
+    const size_t begin = w * n / workers, end = (w + 1) * n / workers;
+    if (begin == end) continue;
+    for (size_t position = begin; position + 1 < end; ++position) {
+      fibers[position]->next_posted = fibers[position + 1].get();
     }
-    workers_[w]->post(first);
+    workers_[w]->post(fibers[begin].get());
   }
+  for (auto& fiber : fibers) fiber.release();  // the workers own them now
   fibers.clear();
 }
 

@@ -3,9 +3,10 @@
 // threads and its fiber stacks.
 //
 // A launch runs each of its devices as a fiber (fiber.h) made for that launch:
-// the device at mesh position p runs on worker p % workers(), so every launch
-// spreads over the workers whatever its device ids, and a device between
-// launches holds no stack at all. Fibers never migrate.
+// worker w runs the w-th contiguous block of the launch's mesh positions, so
+// every launch spreads over the workers whatever its device ids, the groups of
+// a minor axis meet within one worker, and a device between launches holds no
+// stack at all. Fibers never migrate.
 
 #include <memory>
 #include <vector>
@@ -32,7 +33,7 @@ class FiberScheduler {
   // One fiber per device of `launch`, by mesh position, ready to post: made
   // before the launch claims its devices, since it can fail (ResourceError).
   std::vector<std::unique_ptr<Fiber>> prepare(Launch& launch);
-  // Hands the fibers to the workers (position p to worker p % workers()).
+  // Hands the fibers to the workers (contiguous blocks of positions).
   void post(std::vector<std::unique_ptr<Fiber>>& fibers) noexcept;
 
  private:
