@@ -141,9 +141,8 @@ BenchCommand::BenchCommand(CLI::App& bench) {
   bench.add_option("--timeout-ms", timeout_ms_, "Launch timeout in ms (0: none)")
       ->capture_default_str();
   bench.add_option("--exec", exec_,
-                   "How devices run: threads (an OS thread each) or fibers (fibers on one "
-                   "worker thread per core)")
-      ->capture_default_str();
+                   "How devices run: threads (an OS thread each) or fibers (fibers on a few "
+                   "worker threads, one per usable core); default: MESHSIM_EXEC, else threads");
   bench.add_option("--root", root_, "pbroadcast: the source rank")->capture_default_str();
   bench.add_option("--seed", seed_, "ragged_all_to_all: seed of the send sizes")
       ->capture_default_str();
@@ -194,10 +193,12 @@ BenchOptions BenchCommand::options() const {
   }
   o.algo = algo_;
   o.format = parse_format(format_);
-  try {
-    o.exec = parse_execution_mode(exec_);
-  } catch (const InvalidArgumentError&) {
-    throw bad_value("--exec", exec_, "threads or fibers");
+  if (!exec_.empty()) {
+    try {
+      o.exec = parse_execution_mode(exec_);
+    } catch (const InvalidArgumentError&) {
+      throw bad_value("--exec", exec_, "choose threads or fibers");
+    }
   }
   require_at_least("--timeout-ms", timeout_ms_, 0);
   o.timeout = std::chrono::milliseconds(timeout_ms_);

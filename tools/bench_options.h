@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,8 +42,8 @@ struct BenchOptions {
   std::string algo;
   OutputFormat format = OutputFormat::kTable;
   std::chrono::milliseconds timeout{60000};
-  // How the runtime runs the devices (--exec).
-  ExecutionMode exec = ExecutionMode::kThreads;
+  // How the runtime runs the devices (--exec); unset: MESHSIM_EXEC, else threads.
+  std::optional<ExecutionMode> exec;
 
   // Devices per group: the product of the axes' sizes.
   int group_size() const;
@@ -84,7 +85,7 @@ class BenchCommand {
   bool check_ = false;
   std::string algo_;
   std::string format_ = "table";
-  std::string exec_ = "threads";
+  std::string exec_;
   int64_t timeout_ms_ = 60000;
   int root_ = 0;
   uint64_t seed_ = 1;

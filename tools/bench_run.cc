@@ -51,7 +51,7 @@ class ProgressLine {
 // the sweep's starts): without the launch timeout, since its launches take
 // about 20 ms each, which a short --timeout-ms would cut, and cannot hang (the
 // barriers involve every device and no meshsim wait).
-MeetingFloor meeting_floor(const Mesh& mesh, ExecutionMode exec) {
+MeetingFloor meeting_floor(const Mesh& mesh, std::optional<ExecutionMode> exec) {
   RuntimeOptions runtime_options;
   runtime_options.execution = exec;
   Runtime runtime(mesh.size(), runtime_options);

@@ -578,7 +578,7 @@ TEST(RunBench, ShortLaunchTimeoutAppliesToTheSweepOnly) {
                                                  "--timeout-ms", "10"});
   std::ostringstream out;
   EXPECT_EQ(run_bench(options, out, nullptr), 0) << out.str();
-  EXPECT_THAT(out.str(), HasSubstr("# meeting floor: 2 threads"));
+  EXPECT_THAT(out.str(), HasSubstr("# meeting floor: 2 "));  // threads or fibers (MESHSIM_EXEC)
   EXPECT_THAT(out.str(), HasSubstr("# wrong elements: 0 OK"));
 }
 
@@ -614,7 +614,7 @@ INSTANTIATE_TEST_SUITE_P(
             "table",
             {"# meshsim bench all_gather, algorithm: the runtime's choice",
              "# memcpy reference: 2 threads, 1024 B",
-             "# floor at S = 256 B: N*S / memcpy", "# meeting floor: 4 threads, yield barrier ",
+             "# floor at S = 256 B: N*S / memcpy", "# execution: ", "# meeting floor: 4 ",
              "#wrong",
              "\n          64             4   float32    none      -1  ", "# wrong elements: 0 OK"},
             "   float32    none      -1  "},
@@ -630,6 +630,27 @@ INSTANTIATE_TEST_SUITE_P(
                     "\"root\": -1",
                     "\"wrong\": 0,\n", "\"algorithm\": \"direct\"", "\n}\n"},
                    "{\"size\": "}));
+
+// --exec names the execution mode; the header says which ran, and on fibers
+// the meeting floor is the fibers' yield barrier alone.
+TEST(RunBench, ExecChoosesTheModeAndTheHeaderSaysIt) {
+  for (const char* mode : {"threads", "fibers"}) {
+    const BenchOptions options =
+        parse_bench_args({"all_reduce", "--mesh", "4", "-b", "8", "-e", "8", "--iters", "1",
+                          "--warmup", "0", "--check", "--exec", mode});
+    std::ostringstream out;
+    EXPECT_EQ(run_bench(options, out, nullptr), 0);
+    if (std::string(mode) == "fibers") {
+      EXPECT_THAT(out.str(), HasSubstr("# execution: fibers, 4 devices on "));
+      EXPECT_THAT(out.str(), HasSubstr("# meeting floor: 4 fibers, yield barrier "));
+    } else {
+      EXPECT_THAT(out.str(), HasSubstr("# execution: threads, one per device (4 threads)"));
+      EXPECT_THAT(out.str(), HasSubstr("# meeting floor: 4 threads, yield barrier "));
+    }
+    EXPECT_THAT(out.str(), HasSubstr("# wrong elements: 0 OK"));
+  }
+  EXPECT_THROW(parse_bench_args({"all_reduce", "--exec", "gpu"}), InvalidArgumentError);
+}
 
 // --- algorithms --------------------------------------------------------------
 

@@ -95,9 +95,9 @@ TEST(ExecutionModeTest, FiberSettingsOutOfRangeAreErrors) {
   options.fiber_stack_bytes = 4096;
   EXPECT_ERROR(Runtime(2, options), InvalidArgumentError,
                "RuntimeOptions::fiber_stack_bytes must be 16 KiB to 1 GiB, got 4096");
-  // Thread mode ignores the fiber settings.
+  // A wrong value is an error in thread mode too, where it would go unused.
   options.execution = ExecutionMode::kThreads;
-  EXPECT_NO_THROW(Runtime(2, options));
+  EXPECT_ERROR(Runtime(2, options), InvalidArgumentError, "fiber_stack_bytes");
 }
 
 // Eight devices on one worker: every meeting is made by parking alone, with

@@ -34,19 +34,21 @@ class DeviceClaim {
               [](const DeviceState* a, const DeviceState* b) { return a->id < b->id; });
     // Nothing below throws: a claim is never left half made.
     for (DeviceState* device : sorted_) {
-      const Launch* owner = nullptr;
-      while (!device->owner.compare_exchange_weak(owner, &launch, std::memory_order_acquire,
+      for (;;) {
+        const uint32_t seen = device->unclaimed.load();
+        const Launch* owner = nullptr;
+        if (device->owner.compare_exchange_strong(owner, &launch, std::memory_order_acquire,
                                                   std::memory_order_relaxed)) {
-        if (owner != nullptr) {
-          // A device fiber must not block its worker: it lets the worker run
-          // its other fibers (one may be what holds the device) and retries.
-          if (Fiber* fiber = Fiber::current()) {
-            fiber->yield();
-          } else {
-            device->owner.wait(owner, std::memory_order_relaxed);
-          }
+          break;
         }
-        owner = nullptr;
+        // A device fiber must not block its worker (the owner may be queued
+        // there): it parks until an owner lets go.
+        if (Fiber::current() != nullptr) {
+          Waiter parked;
+          parked.wait_change(device->unclaimed, seen);
+        } else {
+          device->owner.wait(owner, std::memory_order_relaxed);
+        }
       }
     }
   }
@@ -54,6 +56,7 @@ class DeviceClaim {
     for (DeviceState* device : sorted_) {
       device->owner.store(nullptr, std::memory_order_release);
       device->owner.notify_all();
+      device->unclaimed.advance();
     }
   }
   DeviceClaim(const DeviceClaim&) = delete;
@@ -88,9 +91,8 @@ ExecutionMode resolve_execution(const RuntimeOptions& options) {
   }
 }
 
-std::unique_ptr<FiberScheduler> make_fiber_scheduler(ExecutionMode mode,
-                                                     const RuntimeOptions& options) {
-  if (mode != ExecutionMode::kFibers) return nullptr;
+// Checked in either mode: a wrong value is a mistake even where it is unused.
+void check_fiber_options(const RuntimeOptions& options) {
   constexpr int kMaxWorkers = 1024;
   if (options.fiber_workers < 0 || options.fiber_workers > kMaxWorkers) {
     throw InvalidArgumentError("RuntimeOptions::fiber_workers must be 0 (one per usable core) to " +
@@ -102,6 +104,9 @@ std::unique_ptr<FiberScheduler> make_fiber_scheduler(ExecutionMode mode,
     throw InvalidArgumentError("RuntimeOptions::fiber_stack_bytes must be 16 KiB to 1 GiB, got " +
                                std::to_string(options.fiber_stack_bytes));
   }
+}
+
+std::unique_ptr<FiberScheduler> make_fiber_scheduler(const RuntimeOptions& options) {
   const int workers = options.fiber_workers > 0 ? options.fiber_workers : usable_cores();
   return std::make_unique<FiberScheduler>(workers, options.fiber_stack_bytes);
 }
@@ -144,8 +149,8 @@ RuntimeImpl::RuntimeImpl(RuntimeOptions options, int max_devices, int start_now)
       execution_(resolve_execution(options)),
       max_devices_(max_devices),
       logger_(make_runtime_logger()),
-      fabric_(std::max(1, max_devices)),
-      fibers_(make_fiber_scheduler(execution_, options)) {
+      fabric_(std::max(1, max_devices)) {
+  check_fiber_options(options);
   if (max_devices < 1) {
     throw InvalidArgumentError("RuntimeOptions::max_devices must be at least 1, got " +
                                std::to_string(max_devices));
@@ -157,6 +162,7 @@ RuntimeImpl::RuntimeImpl(RuntimeOptions options, int max_devices, int start_now)
   }
   devices_.reset(new std::atomic<DeviceState*>[max_devices]);
   for (int id = 0; id < max_devices; ++id) devices_[id].store(nullptr, std::memory_order_relaxed);
+  if (execution_ == ExecutionMode::kFibers) fibers_ = make_fiber_scheduler(options);
   try {
     for (int id = 0; id < start_now; ++id) device(id);
   } catch (...) {
@@ -286,7 +292,7 @@ void RuntimeImpl::check_device_ids(const Mesh& mesh) const {
 
 void RuntimeImpl::check_not_nested_on_own_devices(const Mesh& mesh, const DeviceState& caller) const {
   // The caller's body runs in caller.launch (written before the caller's
-  // thread was woken for it). Each enclosing launch waits for the one inside
+  // thread or fiber was started for it). Each enclosing launch waits for the one inside
   // it, so a device any of them holds is never freed.
   for (const Launch* holder = caller.launch; holder != nullptr; holder = holder->enclosing()) {
     std::vector<int> held;

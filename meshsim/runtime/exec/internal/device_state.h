@@ -36,6 +36,9 @@ struct alignas(64) DeviceState {
   // overlapping device sets are serialized on it, and a launch from a device
   // body reads it to refuse a device an enclosing launch holds.
   std::atomic<const Launch*> owner{nullptr};
+  // Advanced each time an owner lets the device go: a claimant on a device
+  // fiber parks on it (a fiber must not block its worker in atomic::wait).
+  WaitWord unclaimed;
 
   // Waits inside a launch (cancellable, seen by the deadlock detector and the
   // aborter) and waits for the next task, kept apart so an abort can never

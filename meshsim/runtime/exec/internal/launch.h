@@ -93,7 +93,7 @@ class Launch final : public BlockTracker {
   std::atomic<bool> aborted_{false};
   std::atomic<int> refs_{1};
   std::atomic<int> remaining_;
-  // Devices neither blocked on a futex nor finished: when it reaches zero the
+  // Devices neither blocked (announced) nor finished: when it reaches zero the
   // launch may be deadlocked.
   alignas(64) std::atomic<int> active_;
   WaitWord done_;

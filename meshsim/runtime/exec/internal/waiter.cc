@@ -7,20 +7,13 @@
 #include <thread>
 
 #include "meshsim/runtime/exec/errors.h"
+#include "meshsim/runtime/exec/internal/cpu_relax.h"
 #include "meshsim/runtime/exec/internal/fiber/fiber.h"
 
 namespace meshsim {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-inline void cpu_relax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
 
 }  // namespace
 

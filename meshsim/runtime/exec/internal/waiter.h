@@ -1,5 +1,6 @@
 #pragma once
-// Waiter: how one thread waits for a WaitWord to reach a state it needs.
+// Waiter: how a device (its thread, or its fiber) or a host thread waits for a
+// WaitWord to reach a state it needs.
 //
 // Every wait first checks the word once inline (one acquire load). The slow
 // path, out of line, then
@@ -25,7 +26,8 @@
 // announces itself after the aborter looked sees `aborted` set instead (both
 // sides use seq_cst, so at least one of them sees the other).
 //
-// A Waiter belongs to one thread; only blocked_on() may be read by others.
+// A Waiter belongs to one thread or fiber; others may read only blocked_on(),
+// blocked_value(), block_episode() and waiting_on().
 
 #include <atomic>
 #include <chrono>

@@ -6,7 +6,10 @@
 #include <algorithm>
 #include <string>
 
+#include "meshsim/runtime/exec/errors.h"
+#include "meshsim/runtime/exec/internal/cpu_relax.h"
 #include "meshsim/runtime/exec/internal/fiber/doorbell.h"
+#include "meshsim/runtime/exec/internal/futex.h"
 
 namespace meshsim {
 namespace {
@@ -20,26 +23,29 @@ using namespace std::chrono_literals;
 constexpr auto kPoll = 3us;
 constexpr auto kYield = 50us;
 
-inline void cpu_relax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
-
 }  // namespace
 
 FiberWorker::FiberWorker(int index) {
-  thread_ = std::thread([this] { main(); });
+  try {
+    thread_ = std::thread([this] { main(); });
+  } catch (const std::system_error& e) {
+    throw ResourceError("cannot start fiber worker thread " + std::to_string(index) + ": " +
+                        e.what() + " (RuntimeOptions::fiber_workers)");
+  }
   const std::string name = "meshsim-fw" + std::to_string(index);
   pthread_setname_np(thread_.native_handle(), name.substr(0, 15).c_str());
 }
 
 FiberWorker::~FiberWorker() {
   stop_.store(true, std::memory_order_seq_cst);
-  ring_fiber_doorbell();
+  ring_inbox();
   thread_.join();
+}
+
+void FiberWorker::ring_inbox() {
+  inbox_bell_.fetch_add(1, std::memory_order_seq_cst);
+  if (inbox_sleeping_.load(std::memory_order_seq_cst)) futex_wake_all(inbox_bell_);
+  ring_fiber_doorbell();  // it may be asleep on the doorbell, with fibers parked
 }
 
 void FiberWorker::post(Fiber* first) noexcept {
@@ -52,7 +58,7 @@ void FiberWorker::post(Fiber* first) noexcept {
     inbox_last_ = last;
     has_posts_.store(true, std::memory_order_seq_cst);
   }
-  ring_fiber_doorbell();
+  ring_inbox();
 }
 
 void FiberWorker::take_posted() {
@@ -134,6 +140,18 @@ void FiberWorker::main() {
       ++i;
     }
     if (asked) continue;  // an announcement re-checks, and may have run on
+
+    if (fibers_.empty()) {
+      // Announce, re-check, sleep: the Dekker pair with ring_inbox().
+      const uint32_t bell = inbox_bell_.load(std::memory_order_seq_cst);
+      inbox_sleeping_.store(true, std::memory_order_seq_cst);
+      if (!has_posts_.load(std::memory_order_seq_cst) && !stop_.load(std::memory_order_seq_cst)) {
+        futex_wait(inbox_bell_, bell);
+      }
+      inbox_sleeping_.store(false, std::memory_order_relaxed);
+      idle = false;
+      continue;
+    }
 
     Clock::time_point deadline = Fiber::kNoDeadline;
     for (const Fiber* fiber : fibers_) deadline = std::min(deadline, fiber->deadline());

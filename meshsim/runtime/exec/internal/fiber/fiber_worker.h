@@ -8,7 +8,9 @@
 // about to release one of its own), then yields the core for a while, then
 // has every parked fiber announce its wait (which is also what the deadlock
 // detector sees) and sleeps on the fiber doorbell until one of those words
-// changes, a task is posted, or the nearest deadline passes.
+// changes, a task is posted, or the nearest deadline passes. A worker with no
+// fibers at all sleeps on its own inbox word instead, so the rings meant for
+// other workers (or other runtimes) leave it asleep.
 
 #include <atomic>
 #include <mutex>
@@ -45,6 +47,11 @@ class FiberWorker {
   Fiber* inbox_last_ = nullptr;   // guarded by inbox_mu_
   std::atomic<bool> has_posts_{false};
   std::atomic<bool> stop_{false};
+  // Moved by post() and the destructor; the worker sleeps on it when it has
+  // no fibers, announcing itself in inbox_sleeping_ first.
+  std::atomic<uint32_t> inbox_bell_{0};
+  std::atomic<bool> inbox_sleeping_{false};
+  void ring_inbox();
   std::vector<Fiber*> fibers_;  // the worker thread's own
   std::thread thread_;
 };

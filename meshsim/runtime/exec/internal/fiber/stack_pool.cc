@@ -73,11 +73,22 @@ boost::context::stack_context StackPool::take() {
       free_.pop_back();
       return stack;
     }
-    // Reserve room first, so neither the record below nor give() allocates
-    // once the stack is mapped.
-    free_.reserve(mapped_ + 1);
-    all_.reserve(mapped_ + 1);
+    // Room for one more stack in both lists before mapping it, so neither
+    // the record below nor give() allocates once it is mapped. Geometric:
+    // 65,536 stacks must not mean 65,536 reallocations. Counted with the
+    // stacks other threads are mapping right now.
+    const size_t need = mapped_ + pending_ + 1;
+    if (all_.capacity() < need) all_.reserve(std::max(need, 2 * all_.capacity()));
+    if (free_.capacity() < all_.capacity()) free_.reserve(all_.capacity());
+    ++pending_;
   }
+  struct Unpend {
+    StackPool& pool;
+    ~Unpend() {
+      std::lock_guard lock(pool.mu_);
+      --pool.pending_;
+    }
+  } unpend{*this};
   const bool guard =
       process_guarded.fetch_add(1, std::memory_order_relaxed) < guard_budget();
   if (!guard) process_guarded.fetch_sub(1, std::memory_order_relaxed);

@@ -48,6 +48,7 @@ class StackPool {
   std::vector<boost::context::stack_context> all_;
   std::vector<boost::context::stack_context> free_;
   size_t mapped_ = 0;
+  size_t pending_ = 0;  // stacks being mapped by take() right now
   size_t guarded_ = 0;
 };
 
