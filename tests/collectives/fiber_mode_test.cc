@@ -313,22 +313,24 @@ TEST(FiberModeTest, BodiesGetTheirStack) {
 namespace meshsim {
 namespace {
 
-// Stacks are taken per launch and given back: 64 devices map 64 stacks, a
-// second launch maps none, and only the pages the bodies touched are resident.
+// Stacks are taken per launch and given back: 64 devices map 64 stacks, and
+// ten more launches map at most one more per worker (a worker gives a stack
+// back just after its fiber's launch has returned, so the next launch may
+// find it still taken); only the pages the bodies touched are resident.
 TEST(FiberModeTest, StacksAreReusedAndOnlyTouchedPagesAreResident) {
   Runtime rt(64, fibers(2));
   const Mesh mesh = Mesh::make({{"x", 64}});
   const auto body = [](DeviceContext& ctx) { psum(ctx, Array::full({1}, DType::kFloat32, 1.0), "x"); };
   rt.launch(mesh, body);
   const FiberStackStats first = rt.fiber_stack_stats();
-  rt.launch(mesh, body);
+  for (int i = 0; i < 10; ++i) rt.launch(mesh, body);
   const FiberStackStats second = rt.fiber_stack_stats();
   EXPECT_EQ(first.stacks, 64u);
-  EXPECT_EQ(second.stacks, 64u);
+  EXPECT_LE(second.stacks, 64u + static_cast<size_t>(rt.fiber_workers()));
   EXPECT_LE(second.guarded, second.stacks);
   // 256 KiB usable each, plus a page of guard for the guarded ones.
   const size_t page = 4096;
-  EXPECT_EQ(second.reserved_bytes, 64 * (size_t{256} << 10) + second.guarded * page);
+  EXPECT_EQ(second.reserved_bytes, second.stacks * (size_t{256} << 10) + second.guarded * page);
   EXPECT_GT(second.resident_bytes, 0u);
   EXPECT_LT(second.resident_bytes, second.reserved_bytes / 4);
   // Thread mode has none.
