@@ -98,38 +98,46 @@ uint32_t Waiter::wait_slow(const WaitWord& word, FunctionRef<bool(uint32_t)> don
   return block(word, done);
 }
 
+template <class Sleep>
+void Waiter::announce_and_sleep(WaitWord& word, uint32_t value,
+                                std::atomic<uint32_t> WaitWord::*sleepers, Sleep&& sleep) {
+  // Announce: to the word (so advance() makes the system call, or rings the
+  // fiber doorbell), then to the aborter and the deadlock detector. Then
+  // re-check everything: a change or an abort that happened before the
+  // announcement is seen here.
+  (word.*sleepers).fetch_add(1, std::memory_order_seq_cst);
+  blocked_value_.store(value, std::memory_order_seq_cst);
+  block_episode_.fetch_add(1, std::memory_order_seq_cst);
+  blocked_on_.store(&word, std::memory_order_seq_cst);
+  struct Unannounce {
+    Waiter* self;
+    std::atomic<uint32_t>& sleepers;
+    bool tracked = false;
+    ~Unannounce() {
+      if (tracked) self->tracker_->on_unblock();
+      self->blocked_on_.store(nullptr, std::memory_order_seq_cst);
+      sleepers.fetch_sub(1, std::memory_order_seq_cst);
+    }
+  } unannounce{this, word.*sleepers};
+
+  const uint32_t now = word.load(std::memory_order_seq_cst);
+  throw_if_aborted(now);
+  if (now != value) return;
+  if (tracker_ != nullptr) {
+    unannounce.tracked = true;
+    tracker_->on_block();  // may detect a deadlock and poison this very word
+  }
+  sleep();
+}
+
 uint32_t Waiter::block(const WaitWord& word, FunctionRef<bool(uint32_t)> done) {
   auto& mutable_word = const_cast<WaitWord&>(word);
   for (;;) {
     const uint32_t value = word.load();
     throw_if_aborted(value);
     if (done(value)) return value;
-    // Announce: to the word (so advance() makes the system call), then to the
-    // aborter and the deadlock detector. Then re-check everything: a change
-    // or an abort that happened before the announcement is seen here.
-    mutable_word.sleepers_.fetch_add(1, std::memory_order_seq_cst);
-    blocked_value_.store(value, std::memory_order_seq_cst);
-    block_episode_.fetch_add(1, std::memory_order_seq_cst);
-    blocked_on_.store(&word, std::memory_order_seq_cst);
-    struct Unannounce {
-      Waiter* self;
-      WaitWord& word;
-      bool tracked = false;
-      ~Unannounce() {
-        if (tracked) self->tracker_->on_unblock();
-        self->blocked_on_.store(nullptr, std::memory_order_seq_cst);
-        word.sleepers_.fetch_sub(1, std::memory_order_seq_cst);
-      }
-    } unannounce{this, mutable_word};
-
-    const uint32_t now = word.load(std::memory_order_seq_cst);
-    throw_if_aborted(now);
-    if (now != value) continue;
-    if (tracker_ != nullptr) {
-      unannounce.tracked = true;
-      tracker_->on_block();  // may detect a deadlock and poison this very word
-    }
-    futex_wait(word.value_, value);
+    announce_and_sleep(mutable_word, value, &WaitWord::sleepers_,
+                       [&] { futex_wait(word.value_, value); });
   }
 }
 
@@ -147,39 +155,17 @@ uint32_t Waiter::wait_in_fiber(Fiber& fiber, const WaitWord& word,
 }
 
 void Waiter::park_announced(Fiber& fiber, const WaitWord& word, FunctionRef<bool(uint32_t)> done) {
-  auto& mutable_word = const_cast<WaitWord&>(word);
   const uint32_t value = word.load();
   throw_if_aborted(value);
   if (done(value)) return;
-  // The same announcement and re-check as block(); the fiber's worker sleeps
-  // on the doorbell instead of this thread on the word.
-  mutable_word.fiber_sleepers_.fetch_add(1, std::memory_order_seq_cst);
-  blocked_value_.store(value, std::memory_order_seq_cst);
-  block_episode_.fetch_add(1, std::memory_order_seq_cst);
-  blocked_on_.store(&word, std::memory_order_seq_cst);
-  struct Unannounce {
-    Waiter* self;
-    WaitWord& word;
-    bool tracked = false;
-    ~Unannounce() {
-      if (tracked) self->tracker_->on_unblock();
-      self->blocked_on_.store(nullptr, std::memory_order_seq_cst);
-      word.fiber_sleepers_.fetch_sub(1, std::memory_order_seq_cst);
-    }
-  } unannounce{this, mutable_word};
-
-  const uint32_t now = word.load(std::memory_order_seq_cst);
-  throw_if_aborted(now);
-  if (now != value) return;
-  if (tracker_ != nullptr) {
-    unannounce.tracked = true;
-    tracker_->on_block();  // may detect a deadlock and poison this very word
-  }
-  // Until the word moves at all (not just until `done`): the deadlock
-  // detector compares the word with blocked_value(), so a stale
+  // As block() does, but the fiber's worker sleeps (on the doorbell), not
+  // this thread. Parked until the word moves at all (not just until `done`):
+  // the deadlock detector compares the word with blocked_value(), so a stale
   // announcement must not outlive a change.
   const auto changed = [value](uint32_t v) { return v != value; };
-  fiber.park(word, FunctionRef<bool(uint32_t)>(changed), aborted_, /*announced=*/true);
+  announce_and_sleep(const_cast<WaitWord&>(word), value, &WaitWord::fiber_sleepers_, [&] {
+    fiber.park(word, FunctionRef<bool(uint32_t)>(changed), aborted_, /*announced=*/true);
+  });
 }
 
 bool Waiter::wait_change_until_in_fiber(Fiber& fiber, const WaitWord& word, uint32_t seen,

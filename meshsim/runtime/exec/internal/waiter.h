@@ -109,6 +109,13 @@ class Waiter {
  private:
   uint32_t wait_slow(const WaitWord& word, FunctionRef<bool(uint32_t)> done);
   uint32_t block(const WaitWord& word, FunctionRef<bool(uint32_t)> done);
+  // Announces a sleep until `word` moves from `value` (counted in the word's
+  // `sleepers`, for the aborter and the deadlock detector), re-checks, runs
+  // sleep() unless the word moved meanwhile, and withdraws the announcement.
+  // Throws CancelledError if the launch aborted.
+  template <class Sleep>
+  void announce_and_sleep(WaitWord& word, uint32_t value, std::atomic<uint32_t> WaitWord::*sleepers,
+                          Sleep&& sleep);
   uint32_t wait_in_fiber(Fiber& fiber, const WaitWord& word, FunctionRef<bool(uint32_t)> done);
   // Announces the wait as block() does, parks until the word changes, and
   // withdraws the announcement.
