@@ -351,7 +351,10 @@ void RuntimeImpl::launch(const Mesh& mesh_arg, const std::function<void(DeviceCo
   check_device_ids(mesh_arg);
   // Before anything is acquired: a launch nested on a device its own launch
   // holds would wait forever.
-  const DeviceState* caller = calling_device();
+  // The caller may be a device of another runtime, whose launch may itself
+  // have been started from a device of this one: the chain of enclosing
+  // launches crosses runtimes, and any of them may hold a device asked for.
+  const DeviceState* caller = current_device();
   if (caller != nullptr) check_not_nested_on_own_devices(mesh_arg, *caller);
   const std::shared_ptr<MeshState> pinned = intern(mesh_arg);
   MeshState& mesh_state = *pinned;

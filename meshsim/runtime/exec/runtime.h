@@ -19,9 +19,9 @@
 // on disjoint device sets run concurrently; launches that share a device run
 // one after the other. A launch from inside a device's body (directly, or
 // through shard_map / pmap) runs when its devices are free or held by
-// unrelated launches; if the launch running that body, or one enclosing it,
-// holds one of them, it would wait for itself forever and throws
-// RuntimeUsageError at once. Destroying a Runtime while launches run is a program
+// unrelated launches; if the launch running that body, or one enclosing it
+// (also through launches on another Runtime), holds one of them, it would wait
+// for itself forever and throws RuntimeUsageError at once. Destroying a Runtime while launches run is a program
 // error: the destructor logs it and waits for them to finish; launches
 // started after destruction began throw RuntimeUsageError.
 
