@@ -733,11 +733,12 @@ TEST(FiberAdversarialTest, SixteenWorkersForTwoDevices) {
   }
 }
 
-// The smallest stack (16 KiB) with a body that needs little; and a size that
+// The smallest stack (64 KiB: a psum's own frames under AddressSanitizer
+// overflowed 16 KiB) with a body that needs little; and a size that
 // is not a page multiple is rounded up to pages.
 TEST(FiberAdversarialTest, MinimumAndUnalignedFiberStacks) {
   RuntimeOptions options = fib(2);
-  options.fiber_stack_bytes = size_t{16} << 10;
+  options.fiber_stack_bytes = size_t{64} << 10;
   Runtime rt(32, options);
   std::atomic<int> wrong{0};
   for (int r = 0; r < 5; ++r) {
@@ -749,17 +750,17 @@ TEST(FiberAdversarialTest, MinimumAndUnalignedFiberStacks) {
   EXPECT_EQ(wrong.load(), 0);
   const FiberStackStats stats = rt.fiber_stack_stats();
   EXPECT_GE(stats.stacks, 32u);
-  EXPECT_EQ(stats.reserved_bytes, stats.stacks * (size_t{16} << 10) + stats.guarded * 4096);
+  EXPECT_EQ(stats.reserved_bytes, stats.stacks * (size_t{64} << 10) + stats.guarded * 4096);
 
-  options.fiber_stack_bytes = (size_t{16} << 10) + 1;
+  options.fiber_stack_bytes = (size_t{64} << 10) + 1;
   Runtime odd(4, options);
   odd.launch(Mesh::make({{"x", 4}}), [](DeviceContext& ctx) { barrier(ctx, "x"); });
   const FiberStackStats odd_stats = odd.fiber_stack_stats();
   EXPECT_EQ(odd_stats.stacks, 4u);
-  EXPECT_EQ(odd_stats.reserved_bytes, odd_stats.stacks * (size_t{20} << 10) + odd_stats.guarded * 4096);
+  EXPECT_EQ(odd_stats.reserved_bytes, odd_stats.stacks * (size_t{68} << 10) + odd_stats.guarded * 4096);
 
-  options.fiber_stack_bytes = (size_t{16} << 10) - 1;
-  EXPECT_ERROR(Runtime(4, options), InvalidArgumentError, "fiber_stack_bytes must be 16 KiB");
+  options.fiber_stack_bytes = (size_t{64} << 10) - 1;
+  EXPECT_ERROR(Runtime(4, options), InvalidArgumentError, "fiber_stack_bytes must be 64 KiB");
 }
 
 // A thousand short launches, each with its own closed-form answer.

@@ -94,7 +94,7 @@ TEST(ExecutionModeTest, FiberSettingsOutOfRangeAreErrors) {
   options = fibers(1);
   options.fiber_stack_bytes = 4096;
   EXPECT_ERROR(Runtime(2, options), InvalidArgumentError,
-               "RuntimeOptions::fiber_stack_bytes must be 16 KiB to 1 GiB, got 4096");
+               "RuntimeOptions::fiber_stack_bytes must be 64 KiB to 1 GiB, got 4096");
   // A wrong value is an error in thread mode too, where it would go unused.
   options.execution = ExecutionMode::kThreads;
   EXPECT_ERROR(Runtime(2, options), InvalidArgumentError, "fiber_stack_bytes");

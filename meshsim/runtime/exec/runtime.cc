@@ -99,9 +99,9 @@ void check_fiber_options(const RuntimeOptions& options) {
                                std::to_string(kMaxWorkers) + ", got " +
                                std::to_string(options.fiber_workers));
   }
-  constexpr size_t kMinStack = size_t{16} << 10, kMaxStack = size_t{1} << 30;
+  constexpr size_t kMinStack = size_t{64} << 10, kMaxStack = size_t{1} << 30;
   if (options.fiber_stack_bytes < kMinStack || options.fiber_stack_bytes > kMaxStack) {
-    throw InvalidArgumentError("RuntimeOptions::fiber_stack_bytes must be 16 KiB to 1 GiB, got " +
+    throw InvalidArgumentError("RuntimeOptions::fiber_stack_bytes must be 64 KiB to 1 GiB, got " +
                                std::to_string(options.fiber_stack_bytes));
   }
 }

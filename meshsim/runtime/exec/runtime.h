@@ -110,7 +110,8 @@ struct RuntimeOptions {
   // Fiber mode: worker threads, 0 for one per usable core (usable_cores()).
   int fiber_workers = 0;
   // Fiber mode: each fiber's stack, in bytes (rounded up to pages; at least
-  // 16 KiB), with a guard page below it that turns an overflow into a crash
+  // 64 KiB: meshsim's own frames need some, more under sanitizers), with a
+  // guard page below it that turns an overflow into a crash
   // at once (only for the first vm.max_map_count / 4 stacks of the process:
   // each guard costs a kernel mapping, and a 65,536-device mesh would pass
   // the default limit). Only the pages a body touches cost memory; the

@@ -7,6 +7,7 @@
 #include "meshsim/runtime/exec/internal/launch.h"
 
 #if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 #define MESHSIM_FIBER_ASAN 1
 #else
@@ -45,6 +46,12 @@ EhGlobals& eh_globals() { return *reinterpret_cast<EhGlobals*>(abi::__cxa_get_gl
 
 Fiber::Fiber(StackPool& stacks, Launch& launch, DeviceState& device, int position)
     : launch_(launch), device_(device), position_(position), stacks_(stacks), stack_(stacks.take()) {
+#if MESHSIM_FIBER_ASAN
+  // A reused stack still carries the shadow of the frames its last fiber
+  // never returned from (a fiber leaves by a jump): clear it, or ASan reports
+  // the new fiber's writes there.
+  ASAN_UNPOISON_MEMORY_REGION(static_cast<char*>(stack_.sp) - stack_.size, stack_.size);
+#endif
   // The stack grows down from sp; make_fcontext lays the first frame there.
   fiber_context_ = fcontext::make_fcontext(stack_.sp, stack_.size, &Fiber::entry);
 #if MESHSIM_FIBER_TSAN
