@@ -1,7 +1,7 @@
 #pragma once
 // DeviceState: everything the runtime keeps for one simulated device across
-// launches — its thread, its task slot, its owner, its waiters, its context
-// and its group cache. Lives as long as the Runtime. Internal to runtime/.
+// launches — its thread (thread mode), its task slot, its owner, its waiters,
+// its context and its group cache. Lives as long as the Runtime. Internal to runtime/.
 
 #include <atomic>
 #include <cstdint>
@@ -41,8 +41,8 @@ struct alignas(64) DeviceState {
   WaitWord unclaimed;
 
   // Waits inside a launch (cancellable, seen by the deadlock detector and the
-  // aborter) and waits for the next task, kept apart so an abort can never
-  // poison the idle wait.
+  // aborter) and, in thread mode, waits for the next task, kept apart so an
+  // abort can never poison the idle wait.
   Waiter waiter;
   Waiter idle_waiter;
 

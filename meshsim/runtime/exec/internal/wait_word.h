@@ -1,5 +1,6 @@
 #pragma once
-// WaitWord: the one kind of word a meshsim thread ever blocks on.
+// WaitWord: the one kind of word meshsim ever waits on (a thread blocks, a
+// fiber parks).
 //
 // Contract
 // - The value only moves forward, in steps of 2 (`advance`). Bit 0 is the
