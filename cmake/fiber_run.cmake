@@ -5,7 +5,8 @@
 # thread mode, so one `ctest` runs everything in both execution modes; one
 # process per suite keeps the second pass cheap. Labels: `label` and `fibers`.
 function(meshsim_add_fiber_run target label)
-  set(filter "*")
+  # The fiber suites choose fibers themselves: once is enough.
+  set(filter "*:-FiberModeTest.*:FiberAdversarialTest.*:ExecutionModeTest.*")
   if(ARGC GREATER 2)
     set(filter "${ARGV2}")
   endif()
