@@ -17,13 +17,12 @@ namespace meshsim {
 // `axis`), output row o is row o of every input, side by side in rank order.
 // That holds for stacking and tiling alike: a new dim of size 1 at `axis`
 // does not move memory.
-// Small (n·n·S <= Meeting::kLeaderBytes): the last member to arrive copies every input
-//   into every output before it releases the group. 1 barrier; the leader
-//   moves n·n·S bytes.
-// Large: after the meeting each member copies all n inputs, read in place,
-//   into its own output, then meets again (departure) so that no input is
-//   released while a peer still reads it. 2 barriers; each member reads and
-//   writes n·S bytes.
+// Schedule (Meeting::run_direct): in a small group each member copies all n
+//   inputs into its own output — from shared copies when S is small (1
+//   meeting), else in place (2). In a larger group, when n·n·S <=
+//   Meeting::kLeaderBytes, the last member to arrive fills every output before
+//   it releases the group (1 barrier); else each member fills its own, then
+//   departs (2 barriers). Each member reads and writes n·S bytes.
 Array all_gather(DeviceContext& ctx, const Array& x, AxisNames axes,
                  const AllGatherOptions& options) {
   static constexpr const char* kOp = "all_gather";
@@ -80,12 +79,12 @@ Array all_gather(DeviceContext& ctx, const Array& x, AxisNames axes,
   }
   const auto gather_into = [&](void* dst) {
     for (int r = 0; r < n; ++r) {
-      copy.copy_all(static_cast<const std::byte*>(meeting.peer(r).input),
+      copy.copy_all(static_cast<const std::byte*>(meeting.input(r)),
                     static_cast<std::byte*>(dst) + r * run * static_cast<int64_t>(esize));
     }
   };
 
-  meeting.run_direct(static_cast<size_t>(n) * n * x.nbytes(),
+  meeting.run_direct(x.nbytes(), static_cast<size_t>(n) * n * x.nbytes(),
                      [&](int, void* output) { gather_into(output); });
   return out;
 }

@@ -78,13 +78,12 @@ constexpr CallNames kPswapaxes{"pswapaxes", "axis", nullptr};
 // Words: n = group size, S = bytes of x, rank = place in the group, chunk j =
 // the j-th of the n blocks of x along split_axis. Rank r's output holds chunk
 // r of every member, at block s of concat_axis for sender s.
-// Small (n·S <= Meeting::kLeaderBytes): the last member to arrive copies every chunk to
-//   its receiver before it releases the group. 1 barrier; the leader moves
-//   n·S bytes.
-// Large: after the meeting each member copies its n chunks from the inputs,
-//   read in place, into its own output, then meets again (departure) so that
-//   no input is released while a peer still reads it. 2 barriers; each member
-//   reads and writes S bytes.
+// Schedule (Meeting::run_direct): in a small group each member copies its n
+//   chunks into its own output — from shared copies when S is small (1
+//   meeting), else in place (2). In a larger group, when n·S <=
+//   Meeting::kLeaderBytes, the last member to arrive copies every chunk to its
+//   receiver before it releases the group (1 barrier); else each member copies
+//   its own, then departs (2 barriers). Each member reads and writes S bytes.
 Array all_to_all_impl(DeviceContext& ctx, const CallNames& names, const Array& x, AxisNames axes,
                       int split_axis, int concat_axis, bool tiled,
                       const AxisIndexGroups& index_groups, std::string_view algorithm) {
@@ -176,12 +175,12 @@ Array all_to_all_impl(DeviceContext& ctx, const CallNames& names, const Array& x
   meeting.publish(call, x.bytes(), out_bytes);
   const auto receive_into = [&](int rank, void* dst) {
     for (int s = 0; s < n; ++s) {
-      copy.copy_all(static_cast<const std::byte*>(meeting.peer(s).input) + rank * chunk_step,
+      copy.copy_all(static_cast<const std::byte*>(meeting.input(s)) + rank * chunk_step,
                     static_cast<std::byte*>(dst) + s * block_step);
     }
   };
 
-  meeting.run_direct(static_cast<size_t>(n) * x.nbytes(), receive_into);
+  meeting.run_direct(x.nbytes(), static_cast<size_t>(n) * x.nbytes(), receive_into);
   return out;
 }
 

@@ -70,8 +70,8 @@ Array arg_reduce(DeviceContext& ctx, const char* op_name, ReduceOp op, const Arr
   meeting.publish(CollectiveCall(op_name, x.dtype(), x.shape()), x.bytes(), out_bytes);
   // Every member scans all inputs into its own output: the same bits
   // everywhere, as each scan runs in rank order.
-  meeting.run_direct(static_cast<size_t>(n) * x.nbytes(), [&](int, void* output) {
-    arg_reduce_into(op, x.dtype(), n, [&](int r) { return meeting.peer(r).input; },
+  meeting.run_direct(x.nbytes(), static_cast<size_t>(n) * x.nbytes(), [&](int, void* output) {
+    arg_reduce_into(op, x.dtype(), n, [&](int r) { return meeting.input(r); },
                     static_cast<int32_t*>(output), x.size());
   });
   return out;

@@ -14,13 +14,13 @@ namespace meshsim {
 // Words: n = group size, S = bytes of x, source = the rank whose x everyone
 // receives.
 // Every member allocates its own result and publishes it with its x; each
-// result is then a copy of the source's x, read in place
-// (Meeting::run_direct: the leader copies all when n·S is small, else each
-// member copies its own after the meeting and meets again before leaving).
+// result is then a copy of the source's x (Meeting::run_direct: a shared copy
+// in a small group when S is small; otherwise read in place, by the leader
+// for everybody when n·S is small, else by each member, which then departs).
 // No result shares storage with the source's x (not even the source's own):
 // the source could otherwise write into the results, after the collective,
 // through a span it took before.
-// Cost: 1 barrier (small) or 2; S bytes copied per member.
+// Cost: 1 meeting (small) or 2; S bytes copied per member.
 Array pbroadcast(DeviceContext& ctx, const Array& x, AxisNames axes, int source,
                  std::string_view algorithm) {
   Meeting meeting(ctx, axes, {}, "pbroadcast");
@@ -44,8 +44,8 @@ Array pbroadcast(DeviceContext& ctx, const Array& x, AxisNames axes, int source,
     return out;
   }
   meeting.publish(call, x.bytes(), out.mutable_bytes());
-  meeting.run_direct(static_cast<size_t>(meeting.size()) * nbytes, [&](int, void* output) {
-    if (nbytes > 0) std::memcpy(output, meeting.peer(source).input, nbytes);
+  meeting.run_direct(nbytes, static_cast<size_t>(meeting.size()) * nbytes, [&](int, void* output) {
+    if (nbytes > 0) std::memcpy(output, meeting.input(source), nbytes);
   });
   return out;
 }

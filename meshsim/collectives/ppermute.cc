@@ -85,20 +85,21 @@ class ListParam {
 // Words: n = group size, S = bytes of x; a member's source is the rank whose x
 // it receives, or -1 (it receives zeros).
 // Every member allocates its own result and publishes it with its x and its
-// source; then each result is a copy of its source's x, read in place
-// (Meeting::run_direct: the leader copies all when n·S is small, else each
-// member copies its own after the meeting and meets again before leaving).
+// source; then each result is a copy of its source's x (Meeting::run_direct:
+// a shared copy in a small group when S is small; otherwise read in place, by
+// the leader for everybody when n·S is small, else by each member, which then
+// departs).
 // The result never shares storage with the sender's x: copy-on-write would
 // not stop the sender from writing, after the collective, through a span it
 // took before, and the receiver's result must not change.
-// Cost: 1 barrier (small) or 2; S bytes copied per receiving member.
+// Cost: 1 meeting (small) or 2; S bytes copied per receiving member.
 Array permute(Meeting& meeting, const CollectiveCall& call, const Array& x, int source) {
   Array out = source < 0 ? Array::zeros(x.shape(), x.dtype()) : Array::empty(x.shape(), x.dtype());
   const size_t nbytes = x.nbytes();
   meeting.publish(call, x.bytes(), out.mutable_bytes(), &source);
-  meeting.run_direct(static_cast<size_t>(meeting.size()) * nbytes, [&](int r, void* output) {
+  meeting.run_direct(nbytes, static_cast<size_t>(meeting.size()) * nbytes, [&](int r, void* output) {
     const int from = *static_cast<const int*>(meeting.peer(r).extra);
-    if (from >= 0 && nbytes > 0) std::memcpy(output, meeting.peer(from).input, nbytes);
+    if (from >= 0 && nbytes > 0) std::memcpy(output, meeting.input(from), nbytes);
   });
   return out;
 }

@@ -51,13 +51,12 @@ void run_reduce_scatter_algorithm(Meeting& meeting, const AlgorithmChoice& choic
 // `rows` rows of n parts of `run` elements each (rows = product of the dims
 // before scatter_dimension), rank r's output row o is the rank-order sum of
 // part r of row o over all n inputs.
-// Small (n·S <= Meeting::kLeaderBytes): the last member to arrive reduces every part
-//   into its owner's output before it releases the group. 1 barrier; the
-//   leader reads n·S bytes.
-// Large: after the meeting each member reduces its own parts, reading the
-//   inputs in place, then meets again (departure) so that no input is
-//   released while a peer still reads it. 2 barriers; each member reads S and
-//   writes S/n bytes.
+// Schedule (Meeting::run_direct): in a small group each member reduces its
+//   own parts — from shared copies when S is small (1 meeting), else in place
+//   (2). In a larger group, when n·S <= Meeting::kLeaderBytes, the last member
+//   to arrive reduces every part into its owner's output before it releases
+//   the group (1 barrier); else each member reduces its own, then departs (2
+//   barriers). Each member reads S and writes S/n bytes.
 Array psum_scatter(DeviceContext& ctx, const Array& x, AxisNames axes,
                    const PsumScatterOptions& options) {
   static constexpr const char* kOp = "psum_scatter";
@@ -116,13 +115,13 @@ Array psum_scatter(DeviceContext& ctx, const Array& x, AxisNames axes,
       reduce_into(ReduceOp::kSum, x.dtype(), n,
                   [&](int r) {
                     return static_cast<const void*>(
-                        static_cast<const std::byte*>(meeting.peer(r).input) + offset);
+                        static_cast<const std::byte*>(meeting.input(r)) + offset);
                   },
                   static_cast<std::byte*>(dst) + o * run * out_esize, run);
     }
   };
 
-  meeting.run_direct(static_cast<size_t>(n) * x.nbytes(), reduce_part);
+  meeting.run_direct(x.nbytes(), static_cast<size_t>(n) * x.nbytes(), reduce_part);
   return out;
 }
 

@@ -275,7 +275,7 @@ void Communicator::sendrecv_reduce(int to, const void* send_data, int from, void
   exchange(to, send_data, bytes, from, recv_data, bytes, &reduce);
 }
 
-void Communicator::barrier() { state_->group.rendezvous->arrive(*state_->waiter); }
+void Communicator::barrier() { state_->group.rendezvous->arrive(state_->group.rank, *state_->waiter); }
 
 Communicator Communicator::subgroup(AxisNames sub) {
   if (has_index_groups()) {

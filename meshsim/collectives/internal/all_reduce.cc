@@ -55,11 +55,23 @@ Array all_reduce(DeviceContext& ctx, const char* op_name, ReduceOp op, const Arr
     return out;
   }
   meeting.publish(call, x.bytes(), out_bytes);
-  const auto input_of = [&](int r) { return meeting.peer(r).input; };
-
-  if (x.nbytes() * n <= Meeting::kLeaderBytes) {
+  // Every member reduces in rank order, so all results have the same bits.
+  const auto reduce_all = [&] {
+    reduce_into(op, x.dtype(), n, [&](int r) { return meeting.input(r); }, out_bytes, count);
+  };
+  const bool small = x.nbytes() * n <= Meeting::kLeaderBytes;
+  if (meeting.rendezvous().leaderless()) {
+    // Small groups: each member reduces for itself, from shared copies when
+    // they fit (1 meeting), else in place (then a departure).
+    const bool shared = meeting.meet_sharing(x.nbytes());
+    if (shared || small) {
+      reduce_all();
+      if (!shared) meeting.arrive();
+      return out;
+    }
+  } else if (small) {
     meeting.meet([&] {
-      reduce_into(op, x.dtype(), n, input_of, out_bytes, count);
+      reduce_all();
       for (int r = 0; r < n; ++r) {
         // An empty result has no storage: memcpy must not see its null pointer.
         if (r != rank && out.nbytes() > 0) {
@@ -68,18 +80,19 @@ Array all_reduce(DeviceContext& ctx, const char* op_name, ReduceOp op, const Arr
       }
     });
     return out;
+  } else {
+    meeting.meet();
   }
 
   const size_t esize = dtype_size(out_dtype);
   const size_t in_esize = dtype_size(x.dtype());
   const int m = slicers(n, count, esize);
-  meeting.meet();
   if (rank < m) {
     const auto [begin, end] = slice_of(rank, m, count, esize);
     reduce_into(op, x.dtype(), n,
                 [&](int r) {
-                  return static_cast<const void*>(static_cast<const std::byte*>(input_of(r)) +
-                                                  begin * in_esize);
+                  return static_cast<const void*>(
+                      static_cast<const std::byte*>(meeting.input(r)) + begin * in_esize);
                 },
                 out_bytes + begin * esize, end - begin);
   }

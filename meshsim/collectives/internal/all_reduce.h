@@ -2,10 +2,14 @@
 // The direct (shared-memory, zero-copy) all-reduce behind psum / pmax / pmin.
 //
 // Words: n = group size, S = bytes per member, rank = position in the group.
-// Small (n·S <= Meeting::kLeaderBytes): one meeting. The last member to arrive (the
-//   leader) reduces all inputs in place, in rank order, and writes the result
-//   into every member's output before it releases them. Cost: 1 barrier; the
-//   leader reads n·S and writes n·S bytes.
+// Small group (Exchange::kMaxMembers at most): every member reduces all n
+//   inputs itself, from shared copies when S <= Exchange::kMaxShared (1
+//   meeting), else in place when n·S <= Meeting::kLeaderBytes (then departs:
+//   2 meetings); larger inputs take the sliced path below.
+// Larger group, small (n·S <= Meeting::kLeaderBytes): one meeting. The last
+//   member to arrive (the leader) reduces all inputs in place, in rank order,
+//   and writes the result into every member's output before it releases
+//   them. Cost: 1 barrier; the leader reads n·S and writes n·S bytes.
 // Large: every member reduces its own 1/n slice of the elements over all
 //   inputs into its output (reduce-scatter, reading peers in place), meets,
 //   copies the other slices from the peers' outputs (all-gather), and meets

@@ -10,7 +10,7 @@
 //   Meeting m(ctx, axes, groups, "all_gather");
 //   m.publish(CollectiveCall("all_gather", x.dtype(), x.shape()).param("tiled", 1), in, out);
 //   m.meet();            // checks the calls match, then everyone proceeds
-//   ... read m.peer(r).input ...
+//   ... read m.input(r) ...
 //   m.arrive();          // departure: nobody reads our buffers any more
 // Buffers published must stay valid until the member's last arrive().
 
@@ -46,21 +46,47 @@ class Meeting {
   const Rendezvous::Slot& peer(int rank) const { return group_.rendezvous->slot(rank); }
 
   // The first meeting: see Rendezvous::meet.
-  void meet(FunctionRef<void()> leader_step) { group_.rendezvous->meet(DeviceHooks::waiter(ctx_), leader_step); }
-  void meet() { group_.rendezvous->meet(DeviceHooks::waiter(ctx_)); }
+  void meet(FunctionRef<void()> leader_step) { rendezvous().meet(rank(), waiter(), leader_step); }
+  void meet() { rendezvous().meet(rank(), waiter()); }
+  // meet(), sharing a copy of this member's `input_bytes` of published input
+  // when the group is leaderless and it is small (Rendezvous::meet_sharing).
+  // Returns whether it did; then input(r) reads the copies, and no departure
+  // is needed.
+  bool meet_sharing(size_t input_bytes) {
+    shared_ = rendezvous().meet_sharing(
+        rank(), waiter(), {static_cast<const std::byte*>(peer(rank()).input), input_bytes});
+    return shared_;
+  }
   // A further barrier (phase boundary or departure).
-  void arrive() { group_.rendezvous->arrive(DeviceHooks::waiter(ctx_)); }
+  void arrive() { rendezvous().arrive(rank(), waiter()); }
+
+  // Member `rank`'s published input: the copy it shared in meet_sharing, else
+  // its buffer, read in place.
+  const void* input(int rank) const {
+    return shared_ ? group_.rendezvous->shared(group_.rank, rank) : peer(rank).input;
+  }
 
   // The schedule most direct collectives share, given `work(rank, output)`
-  // that computes member `rank`'s result into `output` from the peers'
-  // published inputs:
-  // - small (`leader_bytes` <= kLeaderBytes, the bytes the leader would
-  //   touch): the last member to arrive does every member's work before it
-  //   releases the group — 1 barrier;
+  // that computes member `rank`'s result into `output` from input(r), the
+  // peers' published inputs (`input_bytes` each):
+  // - leaderless group, small inputs: the members share copies of their
+  //   inputs and each does its own work — 1 meeting;
+  // - leaderless group, larger inputs: each member does its own work reading
+  //   inputs in place, then departs — 2 meetings;
+  // - larger group, small (`leader_bytes` <= kLeaderBytes, the bytes the
+  //   leader would touch): the last member to arrive does every member's work
+  //   before it releases the group — 1 barrier;
   // - large: each member does its own work after the meeting, then meets again
   //   (departure) so no input is released while a peer reads it — 2 barriers.
   static constexpr size_t kLeaderBytes = 64 * 1024;
-  void run_direct(size_t leader_bytes, FunctionRef<void(int rank, void* output)> work) {
+  void run_direct(size_t input_bytes, size_t leader_bytes,
+                  FunctionRef<void(int rank, void* output)> work) {
+    if (rendezvous().leaderless()) {
+      const bool shared = meet_sharing(input_bytes);
+      work(rank(), peer(rank()).output);
+      if (!shared) arrive();
+      return;
+    }
     if (leader_bytes <= kLeaderBytes) {
       meet([&] {
         for (int r = 0; r < size(); ++r) work(r, peer(r).output);
@@ -73,9 +99,12 @@ class Meeting {
   }
 
  private:
+  Waiter& waiter() { return DeviceHooks::waiter(ctx_); }
+
   DeviceContext& ctx_;
   GroupRef group_;
   OpScope scope_;
+  bool shared_ = false;
 };
 
 }  // namespace meshsim

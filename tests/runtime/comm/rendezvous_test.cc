@@ -1,12 +1,16 @@
-// The leader's call check does not rest on the 64-bit signature alone (issue 9
-// item 7): calls whose signatures collide but whose fields differ still fail
-// the meeting with CollectiveMismatchError, before the leader step reads any
-// peer's buffer.
+// Calls are compared field by field (issue 9 item 7): calls that differ fail
+// the meeting with one CollectiveMismatchError on every member, before a
+// leader step reads any peer's buffer — in leaderless groups (every member
+// compares) and counting ones (the leader compares) alike.
 
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstring>
+#include <span>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "meshsim/runtime/array/array.h"
 #include "meshsim/runtime/comm/internal/collective_call.h"
@@ -44,32 +48,118 @@ TEST(CollectiveCallTest, ParamPastTheLimitIsAUsageError) {
   EXPECT_EQ(call.num_params, CollectiveCall::kMaxParams);
 }
 
-// Two members publish calls of different shapes, then force equal signatures
-// (as a hash collision would): the meeting must still fail on both, and the
-// leader step, which would read the peers' buffers, must not run.
-TEST(RendezvousTest, EqualSignaturesWithDifferentShapesAreAMismatch) {
-  Rendezvous rendezvous({0, 1}, "test group");
-  const Shape small = {4}, large = {1 << 20};
+// Runs `member(rank, waiter)` on `n` threads at once.
+template <class Member>
+void run_members(int n, Member member) {
+  std::vector<std::thread> threads;
+  for (int rank = 1; rank < n; ++rank) {
+    threads.emplace_back([&, rank] {
+      Waiter waiter;
+      member(rank, waiter);
+    });
+  }
+  Waiter waiter;
+  member(0, waiter);
+  for (std::thread& t : threads) t.join();
+}
+
+std::vector<int> ids(int n) {
+  std::vector<int> out(n);
+  for (int i = 0; i < n; ++i) out[i] = 10 + i;
+  return out;
+}
+
+// Member 0 calls psum on (4), the others on (1 << 20); with a shape of rank 9
+// (`deep`), too deep for a leaderless post, the counting meeting compares.
+void expect_mismatch_everywhere(int n, bool deep) {
+  Rendezvous rendezvous(ids(n), "test group");
+  EXPECT_EQ(rendezvous.leaderless(), n <= Exchange::kMaxMembers);
+  const Shape small = deep ? Shape(9, 1) : Shape{4};
+  const Shape large = {1 << 20};
+  const std::string expected = deep ? "device 10 called psum(float32(1, 1, 1, 1, 1, 1, 1, 1, 1)) "
+                                      "but device 11 called psum(float32(1048576))"
+                                    : "device 10 called psum(float32(4)) but device 11 called "
+                                      "psum(float32(1048576))";
   std::atomic<int> mismatches{0};
   std::atomic<bool> leader_step_ran{false};
-  const auto member = [&](int rank) {
-    Waiter waiter;
+  run_members(n, [&](int rank, Waiter& waiter) {
     Rendezvous::Slot& slot = rendezvous.slot(rank);
     slot.publish(CollectiveCall("psum", DType::kFloat32, rank == 0 ? small : large), nullptr,
                  nullptr);
-    slot.signature = 0x5eed;  // a collision
     try {
-      rendezvous.meet(waiter, [&] { leader_step_ran = true; });
+      rendezvous.meet(rank, waiter, [&] { leader_step_ran = true; });
     } catch (const CollectiveMismatchError& e) {
-      EXPECT_NE(std::string(e.what()).find("float32(1048576)"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
       ++mismatches;
     }
-  };
-  std::thread other(member, 1);
-  member(0);
-  other.join();
-  EXPECT_EQ(mismatches.load(), 2);
+  });
+  EXPECT_EQ(mismatches.load(), n);
   EXPECT_FALSE(leader_step_ran.load());
+}
+
+TEST(RendezvousTest, DifferentShapesAreAMismatchOnEveryMemberOfALeaderlessGroup) {
+  expect_mismatch_everywhere(2, false);
+  expect_mismatch_everywhere(Exchange::kMaxMembers, false);
+}
+
+TEST(RendezvousTest, DifferentShapesAreAMismatchOnEveryMemberOfACountingGroup) {
+  expect_mismatch_everywhere(Exchange::kMaxMembers + 1, false);
+}
+
+TEST(RendezvousTest, ACallTooLargeToPostIsComparedByTheCountingMeeting) {
+  expect_mismatch_everywhere(2, true);
+  expect_mismatch_everywhere(4, true);
+}
+
+// After a mismatch the group is still in step: the next meeting works, with a
+// leader step that runs exactly once.
+TEST(RendezvousTest, AGroupMeetsAgainAfterAMismatch) {
+  for (const int n : {2, Exchange::kMaxMembers + 1}) {
+    Rendezvous rendezvous(ids(n), "test group");
+    const Shape s4 = {4}, s5 = {5};
+    std::atomic<int> mismatches{0}, leader_steps{0};
+    run_members(n, [&](int rank, Waiter& waiter) {
+      rendezvous.slot(rank).publish(CollectiveCall("psum", DType::kFloat32, rank == 1 ? s5 : s4),
+                                    nullptr, nullptr);
+      try {
+        rendezvous.meet(rank, waiter);
+      } catch (const CollectiveMismatchError&) {
+        ++mismatches;
+      }
+      rendezvous.slot(rank).publish(CollectiveCall("psum", DType::kFloat32, s4), nullptr, nullptr);
+      rendezvous.meet(rank, waiter, [&] { ++leader_steps; });
+      rendezvous.arrive(rank, waiter);
+    });
+    EXPECT_EQ(mismatches.load(), n) << n;
+    EXPECT_EQ(leader_steps.load(), 1) << n;
+  }
+}
+
+// meet_sharing hands every member each peer's bytes in a leaderless group
+// (and reports it did not share in a counting one, which still meets).
+TEST(RendezvousTest, MeetSharingSharesOnlyInLeaderlessGroups) {
+  for (const int n : {3, Exchange::kMaxMembers + 1}) {
+    Rendezvous rendezvous(ids(n), "test group");
+    const Shape s = {1};
+    std::atomic<int> shared{0}, right{0};
+    run_members(n, [&](int rank, Waiter& waiter) {
+      const int32_t mine = 100 + rank;
+      rendezvous.slot(rank).publish(CollectiveCall("psum", DType::kInt32, s), &mine, nullptr);
+      if (!rendezvous.meet_sharing(rank, waiter, std::as_bytes(std::span(&mine, 1)))) {
+        rendezvous.arrive(rank, waiter);
+        return;
+      }
+      ++shared;
+      for (int r = 0; r < n; ++r) {
+        int32_t theirs;
+        std::memcpy(&theirs, rendezvous.shared(rank, r), sizeof(theirs));
+        if (theirs == 100 + r) ++right;
+      }
+    });
+    const bool leaderless = n <= Exchange::kMaxMembers;
+    EXPECT_EQ(shared.load(), leaderless ? n : 0) << n;
+    EXPECT_EQ(right.load(), leaderless ? n * n : 0) << n;
+  }
 }
 
 }  // namespace

@@ -19,10 +19,10 @@ namespace {
 
 // A plain barrier over `axes` through the group rendezvous.
 void barrier(DeviceContext& ctx, AxisNames axes) {
-  Rendezvous& r = *DeviceHooks::group(ctx, axes).rendezvous;
-  r.slot(DeviceHooks::group(ctx, axes).rank).publish(CollectiveCall("barrier", DType::kFloat32, {}), nullptr,
-                                       nullptr);
-  r.meet(DeviceHooks::waiter(ctx));
+  const GroupRef g = DeviceHooks::group(ctx, axes);
+  g.rendezvous->slot(g.rank).publish(CollectiveCall("barrier", DType::kFloat32, {}), nullptr,
+                                     nullptr);
+  g.rendezvous->meet(g.rank, DeviceHooks::waiter(ctx));
 }
 
 TEST(RuntimeTest, EveryDeviceRunsOnceWithItsCoordinates) {
@@ -154,7 +154,7 @@ TEST(RuntimeTest, MismatchedCallsNameBothDevices) {
                                CollectiveCall("psum", DType::kFloat32,
                                               ctx.device_id() == 2 ? shape3 : shape4),
                                nullptr, nullptr);
-                           g.rendezvous->meet(DeviceHooks::waiter(ctx));
+                           g.rendezvous->meet(g.rank, DeviceHooks::waiter(ctx));
                          }),
                CollectiveMismatchError,
                "device 0 called psum(float32(4)) but device 2 called psum(float32(3))");

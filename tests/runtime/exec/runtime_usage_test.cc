@@ -24,7 +24,7 @@ void named_barrier(DeviceContext& ctx, AxisNames axes, const char* op = "barrier
   const GroupRef g = DeviceHooks::group(ctx, axes);
   const OpScope scope(ctx, op, g.rendezvous);
   g.rendezvous->slot(g.rank).publish(CollectiveCall(op, DType::kFloat32, {}), nullptr, nullptr);
-  g.rendezvous->meet(DeviceHooks::waiter(ctx));
+  g.rendezvous->meet(g.rank, DeviceHooks::waiter(ctx));
 }
 
 // --- item 1: a launch from inside a body on a device its launch holds ---

@@ -11,21 +11,6 @@ namespace meshsim {
 
 namespace {
 
-// Word-at-a-time mixing: the signature is computed on every collective call.
-struct Hasher {
-  uint64_t h = 0x243F6A8885A308D3ull;
-  void value(uint64_t v) {
-    h = (h ^ v) * 0x9E3779B97F4A7C15ull;
-    h ^= h >> 29;
-  }
-  // FNV-1a inline: the strings are short names ("psum", "direct").
-  void str(const char* s) {
-    uint64_t f = 0xcbf29ce484222325ull;
-    for (; *s != '\0'; ++s) f = (f ^ static_cast<unsigned char>(*s)) * 0x100000001b3ull;
-    value(f);
-  }
-};
-
 bool same_text(const char* a, const char* b) { return a == b || std::strcmp(a, b) == 0; }
 
 }  // namespace
@@ -51,23 +36,6 @@ bool CollectiveCall::same_as(const CollectiveCall& other) const {
     }
   }
   return true;
-}
-
-uint64_t CollectiveCall::signature() const {
-  Hasher h;
-  h.str(op);
-  h.value(static_cast<uint64_t>(dtype));
-  h.value(shape.size());
-  for (int64_t d : shape) h.value(static_cast<uint64_t>(d));
-  for (int i = 0; i < num_params; ++i) {
-    h.str(params[i].name);
-    h.value(static_cast<uint64_t>(params[i].value));
-  }
-  h.str(list_name);
-  h.str(algorithm);
-  h.value(list.size());
-  for (int64_t v : list) h.value(static_cast<uint64_t>(v));
-  return h.h;
 }
 
 std::string CollectiveCall::describe() const {

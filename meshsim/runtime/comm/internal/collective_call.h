@@ -1,8 +1,8 @@
 #pragma once
 // CollectiveCall: what a group member says it is calling — operation, dtype,
-// shape and parameters. Members publish it before they meet; the leader
-// compares all of them, so an SPMD divergence becomes a CollectiveMismatchError
-// naming both sides instead of a hang or garbage.
+// shape and parameters. Members publish it before they meet; the leader (in a
+// small group, every member) compares them, so an SPMD divergence becomes a
+// CollectiveMismatchError naming both sides instead of a hang or garbage.
 
 #include <array>
 #include <concepts>
@@ -44,13 +44,8 @@ struct CollectiveCall {
     add_param({name, static_cast<int64_t>(value), std::same_as<decltype(value), bool>});
     return *this;
   }
-  // A 64-bit hash of the whole call (op, dtype, shape, parameters, list): the
-  // leader's fast reject, one cache line per member.
-  uint64_t signature() const;
   // Whether two calls are the same: op, dtype, shape, every parameter and the
-  // list compared exactly. The leader checks it even when signatures are
-  // equal, since peers' buffers are read on the strength of it and memory
-  // safety must not rest on a hash.
+  // list compared exactly (peers' buffers are read on the strength of it).
   bool same_as(const CollectiveCall& other) const;
   // "all_gather(float32(4, 2), axis=0, tiled=true)": what the mismatch
   // message shows.

@@ -7,7 +7,9 @@ namespace meshsim {
 Rendezvous::Rendezvous(std::vector<int> device_ids, std::string label)
     : device_ids_(std::move(device_ids)),
       label_(std::move(label)),
-      slots_(new Slot[device_ids_.size()]) {}
+      slots_(new Slot[device_ids_.size()]) {
+  if (size() <= Exchange::kMaxMembers) exchange_ = std::make_unique<Exchange>(size());
+}
 
 std::string Rendezvous::describe() const {
   std::string out = label_ + " [devices ";
@@ -30,7 +32,7 @@ bool Rendezvous::arrive_impl(Waiter& waiter, Leader&& leader) {
   return false;
 }
 
-void Rendezvous::meet(Waiter& waiter, FunctionRef<void()> leader_step) {
+void Rendezvous::checked_meet(Waiter& waiter, FunctionRef<void()> leader_step) {
   arrive_impl(waiter, [&] {
     check_calls();
     if (!failed_) leader_step();
@@ -38,22 +40,60 @@ void Rendezvous::meet(Waiter& waiter, FunctionRef<void()> leader_step) {
   if (failed_) throw CollectiveMismatchError(error_);
 }
 
-void Rendezvous::arrive(Waiter& waiter) {
-  arrive_impl(waiter, [] {});
+Exchange::Outcome Rendezvous::exchange_meet(int rank, Waiter& waiter, const Exchange::Post& post) {
+  const Exchange::Outcome outcome = exchange_->meet(rank, waiter, post);
+  if (outcome == Exchange::Outcome::kMismatch) {
+    const int other = exchange_->mismatch(rank);
+    throw CollectiveMismatchError(
+        mismatch_message(exchange_->call(rank, 0), other, exchange_->call(rank, other)));
+  }
+  if (outcome == Exchange::Outcome::kUnchecked) checked_meet(waiter, [] {});
+  return outcome;
+}
+
+void Rendezvous::meet(int rank, Waiter& waiter, FunctionRef<void()> leader_step) {
+  if (!exchange_) return checked_meet(waiter, leader_step);
+  // The calls are compared; the leader step still needs everybody held.
+  exchange_meet(rank, waiter, {&slots_[rank].call, false, {}});
+  arrive_impl(waiter, leader_step);
+}
+
+void Rendezvous::meet(int rank, Waiter& waiter) {
+  if (!exchange_) return checked_meet(waiter, [] {});
+  exchange_meet(rank, waiter, {&slots_[rank].call, false, {}});
+}
+
+bool Rendezvous::meet_sharing(int rank, Waiter& waiter, std::span<const std::byte> data) {
+  if (!exchange_) {
+    checked_meet(waiter, [] {});
+    return false;
+  }
+  return exchange_meet(rank, waiter, {&slots_[rank].call, true, data}) ==
+         Exchange::Outcome::kShared;
+}
+
+void Rendezvous::arrive(int rank, Waiter& waiter) {
+  if (exchange_) {
+    exchange_->meet(rank, waiter, {});
+  } else {
+    arrive_impl(waiter, [] {});
+  }
+}
+
+std::string Rendezvous::mismatch_message(const CollectiveCall& first, int rank,
+                                         const CollectiveCall& other) const {
+  return "collective mismatch in " + describe() + ": device " + std::to_string(device_ids_[0]) +
+         " called " + first.describe() + " but device " + std::to_string(device_ids_[rank]) +
+         " called " + other.describe();
 }
 
 void Rendezvous::check_calls() {
   failed_ = false;
-  const uint64_t signature = slots_[0].signature;
   const CollectiveCall& first = slots_[0].call;
   for (int rank = 1; rank < size(); ++rank) {
-    const CollectiveCall& other = slots_[rank].call;
-    // The signature only rejects fast: equal ones are confirmed field by field.
-    if (slots_[rank].signature == signature && other.same_as(first)) continue;
+    if (slots_[rank].call.same_as(first)) continue;
     failed_ = true;
-    error_ = "collective mismatch in " + describe() + ": device " +
-             std::to_string(device_ids_[0]) + " called " + first.describe() + " but device " +
-             std::to_string(device_ids_[rank]) + " called " + other.describe();
+    error_ = mismatch_message(first, rank, slots_[rank].call);
     return;
   }
 }
@@ -61,6 +101,7 @@ void Rendezvous::check_calls() {
 void Rendezvous::reset() {
   arrived_.store(0, std::memory_order_relaxed);
   released_.clear_poison();
+  if (exchange_) exchange_->reset();
   failed_ = false;
 }
 

@@ -3,23 +3,32 @@
 //
 // One Rendezvous exists per device group (the runtime caches it per mesh,
 // axes and axis_index_groups), and it is reused for every collective that
-// group runs, so meeting allocates nothing and takes no lock.
+// group runs, so meeting allocates nothing (after a member's first post) and
+// takes no lock.
 //
 // Protocol for one collective, as each member runs it:
 //   1. fill slot(rank): the call (op, dtype, shape, parameters) and buffer
 //      pointers — peers may read those buffers in place (zero copy);
-//   2. arrive(): the last member to arrive is the leader. Before it releases
-//      anybody it compares every member's call with member 0's (signature,
-//      then every field exactly: CollectiveCall::same_as; a difference
-//      fails the whole group with one CollectiveMismatchError) and runs the
-//      leader step it was given — small collectives do all their work there,
-//      reading peers' inputs while those peers are still held;
-//   3. after release, members may run further phases separated by arrive()
-//      calls; the last arrive() of a collective is the departure step that
-//      guarantees no peer still reads a buffer its owner is about to reuse.
-// Memory order: a member's slot writes happen before its arrival (acq_rel RMW
-// on the arrival counter); the leader's writes happen before the release
-// (seq_cst RMW on the WaitWord), which members observe with an acquire load.
+//   2. meet(): every member's call is compared with member 0's (exactly:
+//      CollectiveCall::same_as; a difference fails the whole group with one
+//      CollectiveMismatchError). A leader step, if given, runs on one member
+//      while the others are held — small collectives of large groups do all
+//      their work there, reading peers' inputs in place;
+//   3. after the meeting, members may run further phases separated by
+//      arrive() calls; the last arrive() of a collective is the departure
+//      step that guarantees no peer still reads a buffer its owner is about
+//      to reuse.
+// Two ways to meet, chosen by group size, the same for every member:
+// - groups of at most Exchange::kMaxMembers meet leaderless (Exchange): each
+//   member posts and reads every peer's post, and compares the calls itself;
+//   meet_sharing() also hands every member a copy of each peer's small input,
+//   so a small collective finishes in one meeting, with no departure;
+// - larger groups count arrivals; the last member to arrive is the leader: it
+//   compares the calls and runs the leader step before it releases everybody.
+// Memory order: a member's slot writes happen before its arrival (the
+// release of its post's WaitWord advance, or the acq_rel RMW on the arrival
+// counter); the leader's writes happen before the release (seq_cst RMW on the
+// WaitWord), which members observe with an acquire load.
 //
 // A Rendezvous may be destroyed only when no launch uses its mesh.
 
@@ -31,6 +40,7 @@
 #include <vector>
 
 #include "meshsim/runtime/comm/internal/collective_call.h"
+#include "meshsim/runtime/comm/internal/exchange.h"
 #include "meshsim/runtime/exec/internal/function_ref.h"
 #include "meshsim/runtime/exec/internal/wait_word.h"
 #include "meshsim/runtime/exec/internal/waiter.h"
@@ -40,19 +50,15 @@ namespace meshsim {
 class Rendezvous {
  public:
   // What a member publishes for its peers. Cache-line aligned: each member
-  // writes only its own slot. The first line holds the call's signature (the
-  // leader's fast reject) and the buffers; the full call follows, compared
-  // exactly whenever signatures are equal.
+  // writes only its own slot.
   struct alignas(64) Slot {
     void publish(const CollectiveCall& c, const void* in, void* out, const void* ex = nullptr) {
       call = c;
-      signature = c.signature();
       input = in;
       output = out;
       extra = ex;
     }
 
-    uint64_t signature = 0;
     const void* input = nullptr;
     void* output = nullptr;
     // Per-member extra data of an operation (e.g. ragged offsets); opaque here.
@@ -73,17 +79,27 @@ class Rendezvous {
   const std::string& label() const { return label_; }
   Slot& slot(int rank) { return slots_[rank]; }
   const Slot& slot(int rank) const { return slots_[rank]; }
-
-  // The first meeting of a collective: checks that all calls match, runs
-  // `leader_step` on the last member to arrive, releases everybody, and throws
-  // CollectiveMismatchError on every member if the calls differed (then the
-  // leader step is skipped).
-  void meet(Waiter& waiter, FunctionRef<void()> leader_step);
-  void meet(Waiter& waiter) {
-    meet(waiter, [] {});
+  // Whether a waiter on `word` waits in a meeting of this group (the
+  // deadlock report's test for members stuck in different groups).
+  bool is_meeting_word(const WaitWord* word) const {
+    return word == &released_ || (exchange_ && exchange_->owns(word));
   }
+  // Whether this group meets leaderless (see above).
+  bool leaderless() const { return exchange_ != nullptr; }
+
+  // The first meeting of a collective, for member `rank`: checks that all
+  // calls match (CollectiveMismatchError on every member otherwise) and runs
+  // `leader_step` on one member while the others are held.
+  void meet(int rank, Waiter& waiter, FunctionRef<void()> leader_step);
+  void meet(int rank, Waiter& waiter);
+  // meet(), sharing `data` (a copy) with the peers when the group is
+  // leaderless and every member's data fits Exchange::kMaxShared. Returns
+  // whether it did: then shared(rank, r) is member r's data until this
+  // member's next meeting, and nobody reads the slots' buffers in place.
+  bool meet_sharing(int rank, Waiter& waiter, std::span<const std::byte> data);
+  const std::byte* shared(int reader, int rank) const { return exchange_->shared(reader, rank); }
   // A further barrier inside the same collective (phases, departure).
-  void arrive(Waiter& waiter);
+  void arrive(int rank, Waiter& waiter);
 
   // Back to the initial state after an aborted launch left members half-way.
   // Only when no thread can be inside this rendezvous.
@@ -92,11 +108,19 @@ class Rendezvous {
  private:
   template <class Leader>
   bool arrive_impl(Waiter& waiter, Leader&& leader);
+  // The counting meeting whose leader compares the calls.
+  void checked_meet(Waiter& waiter, FunctionRef<void()> leader_step);
   void check_calls();
+  // The leaderless meeting; throws CollectiveMismatchError, and runs the
+  // counting one when some call was too large to post.
+  Exchange::Outcome exchange_meet(int rank, Waiter& waiter, const Exchange::Post& post);
+  std::string mismatch_message(const CollectiveCall& first, int rank,
+                               const CollectiveCall& other) const;
 
   std::vector<int> device_ids_;
   std::string label_;
   std::unique_ptr<Slot[]> slots_;
+  std::unique_ptr<Exchange> exchange_;  // leaderless groups only
   alignas(64) std::atomic<uint32_t> arrived_{0};
   WaitWord released_;
   // Set by the leader before release, read by members after it.

@@ -229,14 +229,9 @@ std::vector<DeviceSnapshot> Launch::snapshot() const {
     const WaitWord* word = d.waiter.waiting_on();
     s.state = s.op == nullptr && word == nullptr ? DeviceSnapshot::State::kOwnCode
                                                  : DeviceSnapshot::State::kWaiting;
-    // The group's own release word is a member of its Rendezvous; a
-    // point-to-point wait sleeps on a link's word instead.
-    const auto inside = [](const void* p, const void* object, size_t size) {
-      const auto a = reinterpret_cast<uintptr_t>(p), o = reinterpret_cast<uintptr_t>(object);
-      return a >= o && a < o + size;
-    };
+    // A point-to-point wait sleeps on a link's word instead.
     s.blocked_in_group_meeting =
-        word != nullptr && s.group != nullptr && inside(word, s.group, sizeof(Rendezvous));
+        word != nullptr && s.group != nullptr && s.group->is_meeting_word(word);
   }
   return out;
 }

@@ -12,12 +12,16 @@
 //   makes a system call only when somebody sleeps: a thread in `sleepers_`
 //   (it sleeps on this word's futex), a device fiber in `fiber_sleepers_`
 //   (its worker thread sleeps on the fiber doorbell, fiber/doorbell.h).
+// - The rest of the word's cache line is a payload area for a word with one
+//   writer: bytes it writes there before advance() travel to a waiter in the
+//   very line that tells it they are ready (Exchange, comm/internal/).
 // Memory order: advance() is a seq_cst read-modify-write that also releases
 // everything the caller wrote before it; a waiter that observes the new value
 // with an acquire load sees those writes. The sleepers_ handshake is the
 // classic store/load (Dekker) pair and therefore needs seq_cst on both sides.
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 
 #include "meshsim/runtime/exec/internal/fiber/doorbell.h"
@@ -51,12 +55,20 @@ class alignas(64) WaitWord {
     ring_fiber_doorbell();
   }
   void clear_poison() { value_.fetch_and(~kPoison, std::memory_order_seq_cst); }
+  // Back to 0, unpoisoned: only when no thread can wait on the word.
+  void reset() { value_.store(0, std::memory_order_seq_cst); }
+
+  static constexpr size_t kPayloadBytes = 64 - 3 * sizeof(uint32_t);
+  std::byte* payload() { return payload_; }
+  const std::byte* payload() const { return payload_; }
 
  private:
   friend class Waiter;
   std::atomic<uint32_t> value_{0};
   std::atomic<uint32_t> sleepers_{0};
   std::atomic<uint32_t> fiber_sleepers_{0};
+  std::byte payload_[kPayloadBytes];
 };
+static_assert(sizeof(WaitWord) == 64, "a WaitWord and its payload are one cache line");
 
 }  // namespace meshsim

@@ -30,11 +30,11 @@ constinit thread_local Fiber* running = nullptr;
 // libstdc++'s per-thread exception state (__cxa_eh_globals in its
 // unwind-cxx.h): the stack of exceptions being handled, and the count of
 // exceptions thrown and not yet caught (ARM EHABI adds a third field, which
-// this mirror does not have).
+// this mirror does not have). Fibers sharing a thread each keep their own,
+// or a fiber parked in a catch block would end another's.
 #if defined(__ARM_EABI_UNWINDER__)
 #error "the fiber exception-state swap assumes the two-field __cxa_eh_globals"
-#endif Fibers sharing a thread each keep
-// their own, or a fiber parked in a catch block would end another's.
+#endif
 struct EhGlobals {
   void* caught;
   unsigned int uncaught;

@@ -1,0 +1,135 @@
+#include "meshsim/runtime/comm/internal/exchange.h"
+
+#include <cstring>
+
+namespace meshsim {
+namespace {
+
+// What a post says about itself, at the start of its word's payload.
+struct Header {
+  enum Kind : uint8_t { kBarrier, kStoredCall, kUnstoredCall };
+  uint32_t bytes = 0;  // shared data
+  Kind kind = kBarrier;
+  bool shared = false;
+};
+constexpr size_t kHeaderBytes = 8;
+static_assert(sizeof(Header) <= kHeaderBytes);
+constexpr size_t kInlineBytes = WaitWord::kPayloadBytes - kHeaderBytes;
+
+Header header_of(const WaitWord& word) {
+  Header h;
+  std::memcpy(&h, word.payload(), sizeof(h));
+  return h;
+}
+
+}  // namespace
+
+// What does not fit the word's line: allocated by its owner the first time it
+// posts a call or more than kInlineBytes of data.
+struct Exchange::Extra {
+  StoredCall call;
+  alignas(64) std::byte data[kMaxShared];
+};
+
+// One member's posts (the two parities) and its meeting count. Written only by
+// the member, read by its peers after they see the word advance.
+struct alignas(64) Exchange::Member {
+  WaitWord posted[2];
+  std::unique_ptr<Extra> extra[2];  // read by peers: not in the line of `meetings`
+  alignas(64) uint32_t meetings = 0;
+
+  Extra& extra_for(int parity) {
+    if (!extra[parity]) extra[parity] = std::make_unique<Extra>();
+    return *extra[parity];
+  }
+  int parity() const { return static_cast<int>(meetings & 1); }
+};
+
+Exchange::Exchange(int members) : members_count_(members), members_(new Member[members]) {}
+Exchange::~Exchange() = default;
+
+Exchange::Outcome Exchange::meet(int rank, Waiter& waiter, const Post& post) {
+  Member& me = members_[rank];
+  ++me.meetings;
+  const int parity = me.parity();
+  WaitWord& word = me.posted[parity];
+
+  Header header;
+  if (post.call != nullptr) {
+    if (StoredCall::fits(*post.call)) {
+      header.kind = Header::kStoredCall;
+      me.extra_for(parity).call.store(*post.call);
+    } else {
+      header.kind = Header::kUnstoredCall;
+    }
+  }
+  if (post.share && post.data.size() <= kMaxShared) {
+    header.shared = true;
+    header.bytes = static_cast<uint32_t>(post.data.size());
+    if (!post.data.empty()) {
+      std::byte* dst = post.data.size() <= kInlineBytes ? word.payload() + kHeaderBytes
+                                                          : me.extra_for(parity).data;
+      std::memcpy(dst, post.data.data(), post.data.size());
+    }
+  }
+  std::memcpy(word.payload(), &header, sizeof(header));
+  const uint32_t posted = word.advance();
+
+  bool all_stored = header.kind == Header::kStoredCall;
+  bool all_shared = header.shared;
+  bool all_same = true;
+  for (int r = 0; r < members_count_; ++r) {
+    if (r == rank) continue;
+    const WaitWord& theirs = members_[r].posted[parity];
+    waiter.wait(theirs, [posted](uint32_t value) { return value == posted; });
+    const Header h = header_of(theirs);
+    all_shared = all_shared && h.shared;
+    if (post.call == nullptr) continue;
+    all_stored = all_stored && h.kind == Header::kStoredCall;
+    if (all_stored && all_same) {
+      all_same = members_[r].extra[parity]->call.view().same_as(*post.call);
+    }
+  }
+  if (post.call == nullptr) return Outcome::kMet;
+  if (!all_stored) return Outcome::kUnchecked;
+  if (!all_same) return Outcome::kMismatch;
+  return all_shared ? Outcome::kShared : Outcome::kMet;
+}
+
+const std::byte* Exchange::shared(int reader, int rank) const {
+  const int parity = members_[reader].parity();
+  const Member& m = members_[rank];
+  const Header h = header_of(m.posted[parity]);
+  if (h.bytes <= kInlineBytes) return m.posted[parity].payload() + kHeaderBytes;
+  return m.extra[parity]->data;
+}
+
+CollectiveCall Exchange::call(int reader, int rank) const {
+  return members_[rank].extra[members_[reader].parity()]->call.view();
+}
+
+int Exchange::mismatch(int reader) const {
+  const CollectiveCall first = call(reader, 0);
+  for (int r = 1; r < members_count_; ++r) {
+    if (!call(reader, r).same_as(first)) return r;
+  }
+  return 0;
+}
+
+bool Exchange::owns(const WaitWord* word) const {
+  for (int r = 0; r < members_count_; ++r) {
+    for (const WaitWord& w : members_[r].posted) {
+      if (word == &w) return true;
+    }
+  }
+  return false;
+}
+
+void Exchange::reset() {
+  for (int r = 0; r < members_count_; ++r) {
+    members_[r].meetings = 0;
+    for (WaitWord& w : members_[r].posted) w.reset();
+  }
+}
+
+}  // namespace meshsim

@@ -1,0 +1,90 @@
+#pragma once
+// Exchange: how the members of a small group meet without a leader. Each
+// member writes its post — its call and, on the small-message path, a copy of
+// its input — into its own cache lines and announces it by advancing its own
+// WaitWord; then it waits for every peer's word and reads the peers' posts
+// itself. A post of up to kInlineBytes of data travels in the line of the word
+// that announces it. On two cores a meeting costs one cache-line transfer each
+// way, in parallel; a leader-based meeting chains four or five.
+//
+// Posts are double-buffered by the parity of the member's meeting count. A
+// member overwrites its post of meeting k only at meeting k+2, which it
+// starts after every peer posted k+1, which each peer did after reading post
+// k. So peers' posts stay readable until this member's next meeting, and no
+// departure step is needed.
+//
+// Every member of the group must make the same sequence of meetings (they do:
+// the calls are compared at each meeting that carries one). Reading n-1 words
+// per member is O(n^2) in all, so only groups of at most kMaxMembers use it.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "meshsim/runtime/comm/internal/collective_call.h"
+#include "meshsim/runtime/comm/internal/stored_call.h"
+#include "meshsim/runtime/exec/internal/wait_word.h"
+#include "meshsim/runtime/exec/internal/waiter.h"
+
+namespace meshsim {
+
+class Exchange {
+ public:
+  static constexpr int kMaxMembers = 8;
+  // Data a post can share: enough for the small-message sizes (1 KiB per
+  // device), small enough that copying it costs less than a second meeting.
+  static constexpr size_t kMaxShared = 2048;
+
+  struct Post {
+    // Null for a barrier (a departure, a communicator's barrier): nothing to
+    // compare. Otherwise the call every member must match.
+    const CollectiveCall* call = nullptr;
+    // Shared with the peers when every member shares and each fits
+    // kMaxShared; null `data` with `share` shares zero bytes.
+    bool share = false;
+    std::span<const std::byte> data;
+  };
+
+  enum class Outcome {
+    kMet,        // everybody posted; calls (if any) equal; data not shared
+    kShared,     // as kMet, and shared(r) holds every member's data
+    kMismatch,   // the calls differ: mismatch() names the first pair
+    kUnchecked,  // some call did not fit a StoredCall: the caller compares the
+                 // calls itself, in a meeting where everybody is held
+  };
+
+  explicit Exchange(int members);
+  ~Exchange();
+
+  int size() const { return members_count_; }
+  // Posts for member `rank`, waits for every peer's post of the same meeting
+  // (throws CancelledError if the launch aborts meanwhile), and compares.
+  Outcome meet(int rank, Waiter& waiter, const Post& post);
+
+  // After kShared, for `reader`: member `rank`'s data; valid until the
+  // reader's next meeting.
+  const std::byte* shared(int reader, int rank) const;
+  // After kMismatch, for `reader`: the first member whose call differs from
+  // member 0's.
+  int mismatch(int reader) const;
+  // After a meeting, for `reader`: the call member `rank` posted; its spans
+  // point into the post, valid until the reader's next meeting.
+  CollectiveCall call(int reader, int rank) const;
+
+  // Whether `word` is one of the members' post words.
+  bool owns(const WaitWord* word) const;
+
+  // Back to the initial state after an aborted launch left members half-way.
+  // Only when no thread can be inside this exchange.
+  void reset();
+
+ private:
+  struct Extra;
+  struct Member;
+
+  int members_count_;
+  std::unique_ptr<Member[]> members_;
+};
+
+}  // namespace meshsim

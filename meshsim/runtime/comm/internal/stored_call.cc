@@ -1,0 +1,16 @@
+#include "meshsim/runtime/comm/internal/stored_call.h"
+
+#include <algorithm>
+
+namespace meshsim {
+
+void StoredCall::store(const CollectiveCall& call) {
+  if (view().same_as(call)) return;
+  call_ = call;
+  std::ranges::copy(call.shape, shape_.begin());
+  std::ranges::copy(call.list, list_.begin());
+  call_.shape = {shape_.data(), call.shape.size()};
+  call_.list = {list_.data(), call.list.size()};
+}
+
+}  // namespace meshsim
