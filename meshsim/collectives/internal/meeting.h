@@ -12,7 +12,8 @@
 //   m.meet();            // checks the calls match, then everyone proceeds
 //   ... read m.input(r) ...
 //   m.arrive();          // departure: nobody reads our buffers any more
-// Buffers published must stay valid until the member's last arrive().
+// Buffers published must stay valid until the member's last arrive() (or,
+// when meet_sharing shared them, until it returns).
 
 #include "meshsim/collectives/internal/axis_checks.h"
 #include "meshsim/mesh/axis_groups.h"

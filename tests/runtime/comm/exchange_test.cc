@@ -2,43 +2,35 @@
 // so a peer's shared bytes must stay intact until the reader's next meeting
 // however far ahead the fastest member runs. Checked against the bytes each
 // member wrote, over thousands of meetings whose sizes cross every boundary
-// (inline in the word's line, in the extra buffer, too large to share).
+// (inline in the word's line, in the extra buffer, too large to share), and
+// aligned for any element type.
 
 #include "meshsim/runtime/comm/internal/exchange.h"
 
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <thread>
 #include <vector>
 
 #include "meshsim/runtime/array/array.h"
 #include "meshsim/runtime/exec/errors.h"
+#include "support/run_members.h"
 
 namespace meshsim {
 namespace {
 
-template <class Member>
-void run_members(int n, Member member) {
-  std::vector<std::thread> threads;
-  for (int rank = 1; rank < n; ++rank) {
-    threads.emplace_back([&, rank] {
-      Waiter waiter;
-      member(rank, waiter);
-    });
-  }
-  Waiter waiter;
-  member(0, waiter);
-  for (std::thread& t : threads) t.join();
-}
+using test_support::run_members;
 
 // The byte member `rank` writes at `i` in meeting `m`.
 std::byte pattern(int m, int rank, size_t i) {
   return static_cast<std::byte>((m * 31 + rank * 7 + static_cast<int>(i)) & 0xff);
 }
 
-constexpr size_t kSizes[] = {0, 1, 8, 44, 45, 64, 1024, Exchange::kMaxShared,
+constexpr size_t kSizes[] = {0, 1, 8, 48, 49, 64, 1024, Exchange::kMaxShared,
                              Exchange::kMaxShared + 1};
 
 TEST(ExchangeTest, SharedBytesAreEveryMembersOwnAtEveryMeeting) {
@@ -70,6 +62,8 @@ TEST(ExchangeTest, SharedBytesAreEveryMembersOwnAtEveryMeeting) {
         ++shared;
         for (int r = 0; r < n; ++r) {
           const std::byte* theirs = exchange.shared(rank, r);
+          // Members read shared data as typed arrays (float64 psum).
+          if (reinterpret_cast<uintptr_t>(theirs) % alignof(std::max_align_t) != 0) ++wrong;
           for (size_t i = 0; i < bytes; ++i) {
             if (theirs[i] != pattern(m, r, i)) {
               ++wrong;

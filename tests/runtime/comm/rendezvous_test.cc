@@ -16,6 +16,7 @@
 #include "meshsim/runtime/comm/internal/collective_call.h"
 #include "meshsim/runtime/comm/internal/rendezvous.h"
 #include "meshsim/runtime/exec/errors.h"
+#include "support/run_members.h"
 
 namespace meshsim {
 namespace {
@@ -48,20 +49,7 @@ TEST(CollectiveCallTest, ParamPastTheLimitIsAUsageError) {
   EXPECT_EQ(call.num_params, CollectiveCall::kMaxParams);
 }
 
-// Runs `member(rank, waiter)` on `n` threads at once.
-template <class Member>
-void run_members(int n, Member member) {
-  std::vector<std::thread> threads;
-  for (int rank = 1; rank < n; ++rank) {
-    threads.emplace_back([&, rank] {
-      Waiter waiter;
-      member(rank, waiter);
-    });
-  }
-  Waiter waiter;
-  member(0, waiter);
-  for (std::thread& t : threads) t.join();
-}
+using test_support::run_members;
 
 std::vector<int> ids(int n) {
   std::vector<int> out(n);

@@ -8,12 +8,16 @@ namespace {
 // What a post says about itself, at the start of its word's payload.
 struct Header {
   enum Kind : uint8_t { kBarrier, kStoredCall, kUnstoredCall };
-  uint32_t bytes = 0;  // shared data
+  uint16_t bytes = 0;  // shared data
   Kind kind = kBarrier;
   bool shared = false;
 };
-constexpr size_t kHeaderBytes = 8;
+// Inline data starts 16 bytes into the (64-aligned) line: aligned for any
+// element type, since members read it as typed arrays.
+constexpr size_t kHeaderBytes = 4;
 static_assert(sizeof(Header) <= kHeaderBytes);
+static_assert(Exchange::kMaxShared <= UINT16_MAX);
+static_assert((64 - WaitWord::kPayloadBytes + kHeaderBytes) % alignof(std::max_align_t) == 0);
 constexpr size_t kInlineBytes = WaitWord::kPayloadBytes - kHeaderBytes;
 
 Header header_of(const WaitWord& word) {
@@ -65,7 +69,7 @@ Exchange::Outcome Exchange::meet(int rank, Waiter& waiter, const Post& post) {
   }
   if (post.share && post.data.size() <= kMaxShared) {
     header.shared = true;
-    header.bytes = static_cast<uint32_t>(post.data.size());
+    header.bytes = static_cast<uint16_t>(post.data.size());
     if (!post.data.empty()) {
       std::byte* dst = post.data.size() <= kInlineBytes ? word.payload() + kHeaderBytes
                                                           : me.extra_for(parity).data;

@@ -3,8 +3,8 @@
 // member writes its post — its call and, on the small-message path, a copy of
 // its input — into its own cache lines and announces it by advancing its own
 // WaitWord; then it waits for every peer's word and reads the peers' posts
-// itself. A post of up to kInlineBytes of data travels in the line of the word
-// that announces it. On two cores a meeting costs one cache-line transfer each
+// itself. Up to 48 bytes of data travel in the line of the word that
+// announces them. On two cores a meeting costs one cache-line transfer each
 // way, in parallel; a leader-based meeting chains four or five.
 //
 // Posts are double-buffered by the parity of the member's meeting count. A
@@ -48,7 +48,7 @@ class Exchange {
 
   enum class Outcome {
     kMet,        // everybody posted; calls (if any) equal; data not shared
-    kShared,     // as kMet, and shared(r) holds every member's data
+    kShared,     // as kMet, and shared(reader, r) holds member r's data
     kMismatch,   // the calls differ: mismatch() names the first pair
     kUnchecked,  // some call did not fit a StoredCall: the caller compares the
                  // calls itself, in a meeting where everybody is held

@@ -3,13 +3,13 @@
 //
 // One Rendezvous exists per device group (the runtime caches it per mesh,
 // axes and axis_index_groups), and it is reused for every collective that
-// group runs, so meeting allocates nothing (after a member's first post) and
-// takes no lock.
+// group runs, so meeting allocates nothing (after a member's first two posts)
+// and takes no lock.
 //
 // Protocol for one collective, as each member runs it:
 //   1. fill slot(rank): the call (op, dtype, shape, parameters) and buffer
 //      pointers — peers may read those buffers in place (zero copy);
-//   2. meet(): every member's call is compared with member 0's (exactly:
+//   2. meet(): all members' calls are compared (exactly:
 //      CollectiveCall::same_as; a difference fails the whole group with one
 //      CollectiveMismatchError). A leader step, if given, runs on one member
 //      while the others are held — small collectives of large groups do all
