@@ -10,6 +10,10 @@
 #include "meshsim/mesh/mesh.h"                       // IWYU pragma: export
 #include "meshsim/mesh/partition_spec.h"             // IWYU pragma: export
 #include "meshsim/mesh/sharding.h"                   // IWYU pragma: export
+#include "meshsim/mesh/topology/topology.h"          // IWYU pragma: export
+#include "meshsim/mesh/topology/topology_json.h"     // IWYU pragma: export
+#include "meshsim/mesh/topology/topology_mapping.h"  // IWYU pragma: export
+#include "meshsim/mesh/topology/topology_spec.h"     // IWYU pragma: export
 #include "meshsim/runtime/array/array.h"             // IWYU pragma: export
 #include "meshsim/runtime/array/array_ops.h"         // IWYU pragma: export
 #include "meshsim/runtime/array/array_shape_ops.h"   // IWYU pragma: export
@@ -24,6 +28,11 @@
 #include "meshsim/runtime/exec/errors.h"             // IWYU pragma: export
 #include "meshsim/runtime/exec/runtime.h"            // IWYU pragma: export
 #include "meshsim/runtime/exec/wait_policy.h"        // IWYU pragma: export
+#include "meshsim/runtime/time/callback_model.h"     // IWYU pragma: export
+#include "meshsim/runtime/time/congestion_aware_model.h"    // IWYU pragma: export
+#include "meshsim/runtime/time/congestion_unaware_model.h"  // IWYU pragma: export
+#include "meshsim/runtime/time/network_model.h"      // IWYU pragma: export
+#include "meshsim/runtime/time/virtual_time.h"       // IWYU pragma: export
 #include "meshsim/collectives/algorithms/registry.h"  // IWYU pragma: export
 #include "meshsim/collectives/all_gather.h"          // IWYU pragma: export
 #include "meshsim/collectives/all_to_all.h"          // IWYU pragma: export

@@ -75,6 +75,7 @@ Array all_gather(DeviceContext& ctx, const Array& x, AxisNames axes,
   // Nothing to move: only check the calls match.
   if (x.size() == 0) {
     meeting.meet();
+    meeting.price_all_to_all(0);
     return out;
   }
   const auto gather_into = [&](void* dst) {
@@ -86,6 +87,7 @@ Array all_gather(DeviceContext& ctx, const Array& x, AxisNames axes,
 
   meeting.run_direct(x.nbytes(), static_cast<size_t>(n) * n * x.nbytes(),
                      [&](int, void* output) { gather_into(output); });
+  meeting.price_all_to_all(static_cast<int64_t>(x.nbytes()));
   return out;
 }
 

@@ -134,6 +134,7 @@ Array all_to_all_impl(DeviceContext& ctx, const CallNames& names, const Array& x
     }
     meeting.publish(call, x.bytes(), out_bytes);
     meeting.meet();
+    meeting.price_all_to_all(0);
     return out;
   }
 
@@ -181,6 +182,7 @@ Array all_to_all_impl(DeviceContext& ctx, const CallNames& names, const Array& x
   };
 
   meeting.run_direct(x.nbytes(), static_cast<size_t>(n) * x.nbytes(), receive_into);
+  meeting.price_all_to_all(static_cast<int64_t>(x.nbytes()) / n);  // chunk r to member r
   return out;
 }
 

@@ -74,6 +74,7 @@ Array arg_reduce(DeviceContext& ctx, const char* op_name, ReduceOp op, const Arr
     arg_reduce_into(op, x.dtype(), n, [&](int r) { return meeting.input(r); },
                     static_cast<int32_t*>(output), x.size());
   });
+  meeting.price_all_to_all(static_cast<int64_t>(x.nbytes()));
   return out;
 }
 

@@ -1,6 +1,7 @@
 #include "meshsim/collectives/async.h"
 
 #include "meshsim/runtime/exec/errors.h"
+#include "meshsim/runtime/exec/internal/device_hooks.h"
 
 namespace meshsim {
 
@@ -8,39 +9,64 @@ Array Pending::done() {
   if (!result_) {
     throw RuntimeUsageError(std::string(op_) + "_done called twice on the same handle");
   }
+  if (ctx_ != nullptr) {
+    ctx_->now();  // RuntimeUsageError outside the device's launch body
+    DeviceHooks::clock(*ctx_).receive(end_);
+  }
   Array result = std::move(*result_);
   result_.reset();
   return result;
 }
 
+namespace {
+
+// Runs `collective` as a start: on a clock of its own when the launch keeps
+// virtual time (see async.h).
+template <class Collective>
+Pending start(DeviceContext& ctx, const char* op, Collective collective) {
+  const double begin = ctx.now();  // RuntimeUsageError outside the device's launch body
+  DeviceClock& clock = DeviceHooks::clock(ctx);
+  if (!clock.on()) return Pending(collective(), op);
+  struct Restore {
+    DeviceClock& clock;
+    double begin;
+    ~Restore() { clock.now = begin; }
+  } restore{clock, begin};
+  Array result = collective();
+  return Pending(std::move(result), op, &ctx, clock.now);
+}
+
+}  // namespace
+
 Pending psum_start(DeviceContext& ctx, const Array& x, AxisNames axes,
                    const AxisIndexGroups& axis_index_groups, std::string_view algorithm) {
-  return Pending(psum(ctx, x, axes, axis_index_groups, algorithm), "psum");
+  return start(ctx, "psum", [&] { return psum(ctx, x, axes, axis_index_groups, algorithm); });
 }
 
 Pending all_gather_start(DeviceContext& ctx, const Array& x, AxisNames axes,
                          const AllGatherOptions& options) {
-  return Pending(all_gather(ctx, x, axes, options), "all_gather");
+  return start(ctx, "all_gather", [&] { return all_gather(ctx, x, axes, options); });
 }
 
 Pending psum_scatter_start(DeviceContext& ctx, const Array& x, AxisNames axes,
                            const PsumScatterOptions& options) {
-  return Pending(psum_scatter(ctx, x, axes, options), "psum_scatter");
+  return start(ctx, "psum_scatter", [&] { return psum_scatter(ctx, x, axes, options); });
 }
 
 Pending all_to_all_start(DeviceContext& ctx, const Array& x, AxisNames axes, int split_axis,
                          int concat_axis, const AllToAllOptions& options) {
-  return Pending(all_to_all(ctx, x, axes, split_axis, concat_axis, options), "all_to_all");
+  return start(ctx, "all_to_all",
+               [&] { return all_to_all(ctx, x, axes, split_axis, concat_axis, options); });
 }
 
 Pending pbroadcast_start(DeviceContext& ctx, const Array& x, AxisNames axes, int source,
                          std::string_view algorithm) {
-  return Pending(pbroadcast(ctx, x, axes, source, algorithm), "pbroadcast");
+  return start(ctx, "pbroadcast", [&] { return pbroadcast(ctx, x, axes, source, algorithm); });
 }
 
 Pending ppermute_start(DeviceContext& ctx, const Array& x, AxisNames axes,
                        ArgSpan<std::pair<int, int>> perm) {
-  return Pending(ppermute(ctx, x, axes, perm), "ppermute");
+  return start(ctx, "ppermute", [&] { return ppermute(ctx, x, axes, perm); });
 }
 
 }  // namespace meshsim

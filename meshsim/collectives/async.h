@@ -14,6 +14,12 @@
 // same order) behave as on hardware; a program whose members issue starts in
 // different orders gets the same CollectiveMismatchError or DeadlockError as
 // the synchronous form would.
+//
+// Virtual time (time/virtual_time.h): a start runs the collective on a clock
+// of its own that begins at the device's clock, and leaves the device's clock
+// where it was; done() moves it to the collective's end if that is later. So
+// compute advanced between start and done overlaps the communication: the
+// pair costs max(compute, collective), not the sum.
 
 #include <optional>
 
@@ -33,17 +39,23 @@ namespace meshsim {
 
 class Pending {
  public:
-  explicit Pending(Array result, const char* op) : result_(std::move(result)), op_(op) {}
+  // `ctx` and `end`: the device and the collective's end in virtual time,
+  // when its launch keeps time (ctx null otherwise).
+  Pending(Array result, const char* op, DeviceContext* ctx = nullptr, double end = 0)
+      : result_(std::move(result)), op_(op), ctx_(ctx), end_(end) {}
   Pending(Pending&&) = default;
   Pending& operator=(Pending&&) = default;
 
-  // The collective's result. RuntimeUsageError on a second call.
+  // The collective's result. RuntimeUsageError on a second call, and, when
+  // the launch keeps virtual time, outside the device's own launch body.
   Array done();
   bool is_done() const { return !result_.has_value(); }
 
  private:
   std::optional<Array> result_;
   const char* op_;
+  DeviceContext* ctx_;
+  double end_;
 };
 
 // Same parameters and errors as the synchronous forms, `algorithm` (or the

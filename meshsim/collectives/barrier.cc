@@ -19,6 +19,7 @@ void barrier(DeviceContext& ctx, AxisNames axes, const AxisIndexGroups& axis_ind
   }
   meeting.publish(call, nullptr, nullptr);
   meeting.meet();
+  meeting.price_all_to_all(0);
 }
 
 }  // namespace meshsim

@@ -47,6 +47,7 @@ Array pbroadcast(DeviceContext& ctx, const Array& x, AxisNames axes, int source,
   meeting.run_direct(nbytes, static_cast<size_t>(meeting.size()) * nbytes, [&](int, void* output) {
     if (nbytes > 0) std::memcpy(output, meeting.input(source), nbytes);
   });
+  meeting.price([&](int r) { return r == source ? static_cast<int64_t>(nbytes) : -1; });
   return out;
 }
 

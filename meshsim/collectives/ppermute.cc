@@ -101,6 +101,7 @@ Array permute(Meeting& meeting, const CollectiveCall& call, const Array& x, int 
     const int from = *static_cast<const int*>(meeting.peer(r).extra);
     if (from >= 0 && nbytes > 0) std::memcpy(output, meeting.input(from), nbytes);
   });
+  meeting.price([&](int r) { return r == source ? static_cast<int64_t>(nbytes) : -1; });
   return out;
 }
 

@@ -213,6 +213,12 @@ Array ragged_all_to_all(DeviceContext& ctx, const Array& operand, const Array& o
 
   meeting.publish(call, operand.bytes(), dst, &mine);
   meeting.meet();
+  meeting.price([&](int s) {
+    const Sends& from = *static_cast<const Sends*>(meeting.peer(s).extra);
+    int64_t rows = 0;
+    for (int64_t t = 0; t < per_peer; ++t) rows += std::max<int64_t>(from.send_sizes[rank * per_peer + t], 0);
+    return rows * row_bytes;
+  });
   for (int s = 0; s < n; ++s) {
     const Sends& from = *static_cast<const Sends*>(meeting.peer(s).extra);
     const auto* src = static_cast<const std::byte*>(meeting.peer(s).input);

@@ -21,7 +21,7 @@ Token psend(DeviceContext& ctx, const Array& x, AxisNames axes,
     const std::span<const int> ids = group.rendezvous->device_ids();
     group.messages_sent->store(true, std::memory_order_relaxed);
     group.fabric->link(ids[group.rank], ids[destination], Fabric::Lane::kMessages)
-        .post(DeviceHooks::waiter(ctx), x.clone());
+        .post(DeviceHooks::waiter(ctx), x.clone(), DeviceHooks::clock(ctx).now);
   }
   return {};
 }
@@ -37,7 +37,12 @@ Array precv(DeviceContext& ctx, Token /*after*/, Shape shape, DType dtype, AxisN
   Link& link = group.fabric->link(ids[source], ids[group.rank], Fabric::Lane::kMessages);
   link.next(DeviceHooks::waiter(ctx));
   Array message = link.take_message();
+  const double departure = link.departure();
   link.release();
+  DeviceClock& clock = DeviceHooks::clock(ctx);
+  if (clock.on()) {
+    clock.receive(ids[source], ids[group.rank], static_cast<int64_t>(message.nbytes()), departure);
+  }
   if (message.dtype() != dtype || message.shape() != shape) {
     const std::string what =
         "precv over " + axes.to_string() + " on axis index " + std::to_string(group.rank) +

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "meshsim/collectives/algorithms/internal/communicator_state.h"
+#include "meshsim/collectives/internal/meeting.h"
 #include "meshsim/collectives/internal/reduction.h"
 #include "meshsim/mesh/error.h"
 #include "meshsim/runtime/exec/internal/device_hooks.h"
@@ -133,15 +134,15 @@ const void* Communicator::readable(const void* data, size_t bytes) {
 }
 
 void Communicator::post_segment(Link& link, const void* data, size_t bytes, size_t total,
-                                size_t index) {
-  link.post(*state_->waiter, data, bytes, total, index);
+                                size_t index, double departure) {
+  link.post(*state_->waiter, data, bytes, total, index, departure);
   // Inline segments too: the call does not end before its peers took every
   // transfer, so none is left on the link for a later call to mistake.
   state_->pending->add(&link);
 }
 
-void Communicator::take_segment(Link& link, int peer, void* data, size_t bytes, size_t total,
-                                size_t index, const Reduce* reduce) {
+double Communicator::take_segment(Link& link, int peer, void* data, size_t bytes, size_t total,
+                                  size_t index, const Reduce* reduce) {
   const Link::Descriptor& d = link.next(*state_->waiter);
   if (d.total != total || d.index != index || d.bytes != bytes) {
     // Not released: the sender stays blocked until the launch aborts. Both
@@ -166,7 +167,21 @@ void Communicator::take_segment(Link& link, int peer, void* data, size_t bytes, 
       std::memcpy(data, d.data, bytes);
     }
   }
+  const double departure = link.departure();
   link.release();
+  return departure;
+}
+
+void Communicator::arrive(int peer, size_t bytes, double departure) {
+  DeviceClock& clock = DeviceHooks::clock(*state_->ctx);
+  if (!clock.on()) return;
+  try {
+    clock.receive(device_id(peer), device_id(rank()), static_cast<int64_t>(bytes), departure);
+  } catch (...) {
+    // A user's model threw: peers may still read this member's buffers.
+    DeviceHooks::fail_and_settle(*state_->ctx, std::current_exception());
+    throw;
+  }
 }
 
 void Communicator::send(int peer, const void* data, size_t bytes) {
@@ -175,9 +190,11 @@ void Communicator::send(int peer, const void* data, size_t bytes) {
   const size_t segment = state_->segment_bytes;
   const size_t n = segment_count(bytes, segment);
   const auto* p = static_cast<const std::byte*>(readable(data, bytes));
+  const double departure = DeviceHooks::clock(*state_->ctx).now;
   for (size_t i = 0; i < n; ++i) {
     const size_t offset = i * segment;
-    post_segment(link, p + offset, n == 1 ? bytes : std::min(segment, bytes - offset), bytes, i);
+    post_segment(link, p + offset, n == 1 ? bytes : std::min(segment, bytes - offset), bytes, i,
+                 departure);
   }
 }
 
@@ -186,11 +203,14 @@ void Communicator::receive(int peer, void* data, size_t bytes, const Reduce* red
   const size_t segment = state_->segment_bytes;
   const size_t n = segment_count(bytes, segment);
   auto* p = static_cast<std::byte*>(data);
+  double departure = 0;
   for (size_t i = 0; i < n; ++i) {
     const size_t offset = i * segment;
-    take_segment(link, peer, p + offset, n == 1 ? bytes : std::min(segment, bytes - offset),
-                 bytes, i, reduce);
+    const double posted = take_segment(
+        link, peer, p + offset, n == 1 ? bytes : std::min(segment, bytes - offset), bytes, i, reduce);
+    if (i == 0) departure = posted;
   }
+  arrive(peer, bytes, departure);
 }
 
 void Communicator::recv(int peer, void* data, size_t bytes) {
@@ -236,18 +256,23 @@ void Communicator::exchange(int to, const void* send_data, size_t send_bytes, in
   // each other never both wait for credits.
   uint32_t last = 0;
   bool in_place = false;  // some segment is read from send_data itself
+  // Both transfers start now: the receive below must not delay the send.
+  const double departure = DeviceHooks::clock(*state_->ctx).now;
+  double received_departure = 0;
   for (size_t i = 0; i < std::max(sends, receives); ++i) {
     const size_t offset = i * segment;
     if (i < sends) {
       const size_t len = sends == 1 ? send_bytes : std::min(segment, send_bytes - offset);
-      last = out.post(*state_->waiter, src + offset, len, send_bytes, i);
+      last = out.post(*state_->waiter, src + offset, len, send_bytes, i, departure);
       in_place = in_place || !Link::copies_at_post(len);
     }
     if (i < receives) {
       const size_t len = receives == 1 ? recv_bytes : std::min(segment, recv_bytes - offset);
-      take_segment(in, from, dst + offset, len, recv_bytes, i, reduce);
+      const double posted = take_segment(in, from, dst + offset, len, recv_bytes, i, reduce);
+      if (i == 0) received_departure = posted;
     }
   }
+  arrive(from, recv_bytes, received_departure);
   // Returns with the send buffer free again; the call's end waits for an
   // inline segment to be taken.
   if (in_place) {
@@ -275,7 +300,14 @@ void Communicator::sendrecv_reduce(int to, const void* send_data, int from, void
   exchange(to, send_data, bytes, from, recv_data, bytes, &reduce);
 }
 
-void Communicator::barrier() { state_->group.rendezvous->arrive(state_->group.rank, *state_->waiter); }
+void Communicator::barrier() {
+  // Priced like the barrier collective: a zero-byte message from every member.
+  Rendezvous& rendezvous = *state_->group.rendezvous;
+  DeviceClock& clock = DeviceHooks::clock(*state_->ctx);
+  if (clock.on()) rendezvous.post_clock(rank(), clock.now);
+  rendezvous.arrive(rank(), *state_->waiter);
+  price_meeting(*state_->ctx, rendezvous, rank(), [](int) { return int64_t{0}; });
+}
 
 Communicator Communicator::subgroup(AxisNames sub) {
   if (has_index_groups()) {

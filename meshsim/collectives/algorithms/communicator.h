@@ -151,14 +151,19 @@ class Communicator {
   Link& link_to(int peer);
   Link& link_from(int peer);
   void check_count(int64_t count, const char* what) const;
-  void post_segment(Link& link, const void* data, size_t bytes, size_t total, size_t index);
+  // `departure`: the sender's virtual clock when the transfer began.
+  void post_segment(Link& link, const void* data, size_t bytes, size_t total, size_t index,
+                    double departure);
   // `data` itself if a peer may read it in place (see above), else a copy.
   const void* readable(const void* data, size_t bytes);
   // Takes segment `index` (`bytes` of a `total`-byte transfer) from `link`
   // into `data` (copy, or reduce when `reduce` is set); CollectiveShapeError
-  // if the sender posted anything else.
-  void take_segment(Link& link, int peer, void* data, size_t bytes, size_t total, size_t index,
-                    const Reduce* reduce);
+  // if the sender posted anything else. Returns the segment's departure.
+  double take_segment(Link& link, int peer, void* data, size_t bytes, size_t total, size_t index,
+                      const Reduce* reduce);
+  // Virtual time: a whole transfer of `bytes` from `peer`, which departed at
+  // `departure`, has arrived.
+  void arrive(int peer, size_t bytes, double departure);
   void receive(int peer, void* data, size_t bytes, const Reduce* reduce);
   void exchange(int to, const void* send_data, size_t send_bytes, int from, void* recv_data,
                 size_t recv_bytes, const Reduce* reduce);

@@ -64,6 +64,7 @@ Array all_reduce(DeviceContext& ctx, const char* op_name, ReduceOp op, const Arr
     // Small groups: each member reduces for itself, from shared copies when
     // they fit (1 meeting), else in place (then a departure).
     const bool shared = meeting.meet_sharing(x.nbytes());
+    meeting.price_all_to_all(x.nbytes());
     if (shared || small) {
       reduce_all();
       if (!shared) meeting.arrive();
@@ -79,9 +80,11 @@ Array all_reduce(DeviceContext& ctx, const char* op_name, ReduceOp op, const Arr
         }
       }
     });
+    meeting.price_all_to_all(x.nbytes());
     return out;
   } else {
     meeting.meet();
+    meeting.price_all_to_all(x.nbytes());
   }
 
   const size_t esize = dtype_size(out_dtype);

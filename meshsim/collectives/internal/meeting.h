@@ -15,6 +15,8 @@
 // Buffers published must stay valid until the member's last arrive() (or,
 // when meet_sharing shared them, until it returns).
 
+#include <exception>
+
 #include "meshsim/collectives/internal/axis_checks.h"
 #include "meshsim/mesh/axis_groups.h"
 #include "meshsim/runtime/comm/axis_names.h"
@@ -25,6 +27,30 @@
 #include "meshsim/runtime/comm/internal/rendezvous.h"
 
 namespace meshsim {
+
+// Virtual time, after a meeting of `rendezvous` at which every member posted
+// its clock (Rendezvous::post_clock): member `rank` receives what each peer
+// r sends it, `bytes_from(r)` bytes (none when negative), departing at r's
+// posted clock. A no-op when the launch keeps no virtual time. A model that
+// throws (a user's callback) fails the launch first: peers may still read
+// this member's buffers in place.
+template <class BytesFrom>
+void price_meeting(DeviceContext& ctx, const Rendezvous& rendezvous, int rank,
+                   BytesFrom bytes_from) {
+  DeviceClock& clock = DeviceHooks::clock(ctx);
+  if (!clock.on()) return;
+  const auto ids = rendezvous.device_ids();
+  try {
+    for (int r = 0; r < rendezvous.size(); ++r) {
+      if (r == rank) continue;
+      const int64_t bytes = bytes_from(r);
+      if (bytes >= 0) clock.receive(ids[r], ids[rank], bytes, rendezvous.posted_clock(rank, r));
+    }
+  } catch (...) {
+    DeviceHooks::fail_and_settle(ctx, std::current_exception());
+    throw;
+  }
+}
 
 class Meeting {
  public:
@@ -47,16 +73,36 @@ class Meeting {
   const Rendezvous::Slot& peer(int rank) const { return group_.rendezvous->slot(rank); }
 
   // The first meeting: see Rendezvous::meet.
-  void meet(FunctionRef<void()> leader_step) { rendezvous().meet(rank(), waiter(), leader_step); }
-  void meet() { rendezvous().meet(rank(), waiter()); }
+  void meet(FunctionRef<void()> leader_step) {
+    post_clock();
+    rendezvous().meet(rank(), waiter(), leader_step);
+  }
+  void meet() {
+    post_clock();
+    rendezvous().meet(rank(), waiter());
+  }
   // meet(), sharing a copy of this member's `input_bytes` of published input
   // when the group is leaderless and it is small (Rendezvous::meet_sharing).
   // Returns whether it did; then input(r) reads the copies, and no departure
   // is needed.
   bool meet_sharing(size_t input_bytes) {
+    post_clock();
     shared_ = rendezvous().meet_sharing(
         rank(), waiter(), {static_cast<const std::byte*>(peer(rank()).input), input_bytes});
     return shared_;
+  }
+  // Virtual time, after the first meeting: the transfers this collective
+  // stands for arrive (time/virtual_time.h). `bytes_from(r)` is what member r
+  // sends this member, or a negative number when it sends nothing. A no-op
+  // when the launch keeps no virtual time.
+  template <class BytesFrom>
+  void price(BytesFrom bytes_from) {
+    price_meeting(ctx_, rendezvous(), rank(), bytes_from);
+  }
+  // price() for a collective in which every member sends `bytes` to every
+  // other member (psum, all_gather, barrier).
+  void price_all_to_all(int64_t bytes) {
+    price([bytes](int) { return bytes; });
   }
   // A further barrier (phase boundary or departure).
   void arrive() { rendezvous().arrive(rank(), waiter()); }
@@ -101,11 +147,15 @@ class Meeting {
 
  private:
   Waiter& waiter() { return DeviceHooks::waiter(ctx_); }
+  void post_clock() {
+    if (clock_.on()) rendezvous().post_clock(rank(), clock_.now);
+  }
 
   DeviceContext& ctx_;
   GroupRef group_;
   OpScope scope_;
   bool shared_ = false;
+  DeviceClock& clock_ = DeviceHooks::clock(ctx_);
 };
 
 }  // namespace meshsim

@@ -49,6 +49,19 @@ class DeviceContext {
   std::span<const CollectiveRecord> collective_records() const;
   size_t dropped_collective_records() const;
 
+  // Virtual time (time/virtual_time.h): this device's clock in seconds, 0
+  // when the launch keeps no virtual time.
+  double now() const;
+  // Moves the clock forward by `seconds` of this device's own work (a no-op
+  // without virtual time). InvalidArgumentError naming the device unless
+  // `seconds` is finite and >= 0.
+  void advance(double seconds);
+  // advance() by a kernel of `flops` floating-point operations moving
+  // `bytes` of memory, on the launch's DeviceSpec roofline: max(flops /
+  // peak_flops, bytes / memory_bandwidth). InvalidArgumentError for a value
+  // that is negative or not finite, or, with virtual time on, a DeviceSpec
+  // field the kernel needs that is not > 0.
+  void compute(double flops, double bytes);
   // Lets other devices run before this one goes on: in fiber mode its worker
   // runs its other runnable fibers first; in thread mode the thread calls
   // sched_yield. For device code that polls memory another device writes

@@ -13,6 +13,7 @@
 #include "meshsim/runtime/exec/internal/launch.h"
 #include "meshsim/runtime/exec/internal/log.h"
 #include "meshsim/runtime/exec/internal/runtime_impl.h"
+#include "meshsim/runtime/time/internal/launch_time.h"
 
 namespace meshsim {
 using namespace std::chrono_literals;
@@ -139,7 +140,12 @@ ExecutionMode Runtime::execution() const { return impl_->execution(); }
 int Runtime::fiber_workers() const { return impl_->fiber_workers(); }
 FiberStackStats Runtime::fiber_stack_stats() const { return impl_->fiber_stack_stats(); }
 void Runtime::launch(const Mesh& mesh, const std::function<void(DeviceContext&)>& body) {
-  impl_->launch(mesh, body);
+  impl_->launch(mesh, body, LaunchOptions{});
+}
+
+void Runtime::launch(const Mesh& mesh, const std::function<void(DeviceContext&)>& body,
+                     const LaunchOptions& options) {
+  impl_->launch(mesh, body, options);
 }
 spdlog::logger& Runtime::logger() { return impl_->logger(); }
 size_t Runtime::interned_mesh_count() { return impl_->interned_mesh_count(); }
@@ -346,9 +352,14 @@ size_t RuntimeImpl::interned_mesh_count() {
   return meshes_.size();
 }
 
-void RuntimeImpl::launch(const Mesh& mesh_arg, const std::function<void(DeviceContext&)>& body) {
+void RuntimeImpl::launch(const Mesh& mesh_arg, const std::function<void(DeviceContext&)>& body,
+                         const LaunchOptions& options) {
   if (!body) throw InvalidArgumentError("launch on " + mesh_arg.to_string() + ": empty body");
   check_device_ids(mesh_arg);
+  std::unique_ptr<LaunchTime> time;
+  if (const auto& config = options.time ? options.time : options_.virtual_time) {
+    time = std::make_unique<LaunchTime>(*config, mesh_arg, num_devices());
+  }
   // Before anything is acquired: a launch nested on a device its own launch
   // holds would wait forever.
   // The caller may be a device of another runtime, whose launch may itself
@@ -380,7 +391,7 @@ void RuntimeImpl::launch(const Mesh& mesh_arg, const std::function<void(DeviceCo
   // claim is released however this function is left.
   const LaunchHandle launch(new Launch(mesh_state, std::move(devices),
                                        FunctionRef<void(DeviceContext&)>(body), policy,
-                                       caller != nullptr ? caller->launch : nullptr));
+                                       caller != nullptr ? caller->launch : nullptr, time.get()));
   std::vector<std::unique_ptr<Fiber>> fibers;
   if (fibers_ != nullptr) fibers = fibers_->prepare(*launch);
   std::string unreceived;
@@ -396,6 +407,7 @@ void RuntimeImpl::launch(const Mesh& mesh_arg, const std::function<void(DeviceCo
       unreceived = mesh_state.take_unreceived_messages();
     }
   }
+  if (options.record != nullptr) options.record->end_times = launch->end_times();
   if (launch->failed()) launch->rethrow();
   if (!unreceived.empty()) {
     throw UnreceivedMessageError("launch on " + mesh.to_string() +

@@ -35,6 +35,7 @@
 #include "meshsim/mesh/mesh.h"
 #include "meshsim/runtime/exec/device_context.h"
 #include "meshsim/runtime/exec/wait_policy.h"
+#include "meshsim/runtime/time/virtual_time.h"
 
 namespace spdlog {
 class logger;
@@ -117,6 +118,19 @@ struct RuntimeOptions {
   // the default limit). Only the pages a body touches cost memory; the
   // stacks of a launch's devices are reused by later launches.
   size_t fiber_stack_bytes = size_t{256} << 10;
+  // Virtual time for every launch that does not set its own
+  // (LaunchOptions::time), so shard_map and pmap programs keep it too. Unset:
+  // launches keep no virtual time. Checked by each launch against its mesh.
+  std::shared_ptr<const VirtualTime> virtual_time;
+};
+
+// Per-launch settings (Runtime::launch).
+struct LaunchOptions {
+  // Virtual time for this launch (time/virtual_time.h); unset: the
+  // runtime's RuntimeOptions::virtual_time.
+  std::shared_ptr<const VirtualTime> time;
+  // When set, filled when the launch returns, and when it throws.
+  LaunchRecord* record = nullptr;
 };
 
 class Runtime {
@@ -146,6 +160,10 @@ class Runtime {
   // `body` is owned for the call (a std::function), so a stored callable
   // cannot dangle.
   void launch(const Mesh& mesh, const std::function<void(DeviceContext&)>& body);
+  // The same with per-launch settings. A virtual time that does not fit the
+  // mesh (time/virtual_time.h) is an InvalidArgumentError before any device runs.
+  void launch(const Mesh& mesh, const std::function<void(DeviceContext&)>& body,
+              const LaunchOptions& options);
 
   // The runtime's spdlog logger (include <spdlog/logger.h> to use it): its
   // level starts at MESHSIM_LOG_LEVEL (default warn).

@@ -52,6 +52,7 @@ class CongestionAwareModel final : public NetworkModel {
   // before the last one priced since reset() in canonical order, and as
   // NetworkModel::arrival; a rejected transfer books nothing.
   double arrival(const Transfer& transfer) override;
+  bool needs_canonical_order() const override { return true; }
   void check(const Transfer& transfer) const override;
   // Frees every link and forgets the canonical position.
   void reset() override;

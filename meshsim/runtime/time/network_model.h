@@ -50,6 +50,11 @@ class NetworkModel {
   // integration may call it when a transfer is issued, before pricing.
   virtual void check(const Transfer& transfer) const;
 
+  // Whether arrival() must be called in canonical order (a model with
+  // congestion state). A launch prices transfers as its devices make them,
+  // in no fixed order, so it refuses such a model.
+  virtual bool needs_canonical_order() const { return false; }
+
   // Forgets the state of earlier transfers (per-launch congestion), so the
   // next transfer sees an idle network.
   virtual void reset() = 0;

@@ -17,8 +17,10 @@ Link::Descriptor& Link::claim(Waiter& waiter) {
 
 uint32_t Link::publish() { return distance(count(posted_.advance()), 1); }
 
-uint32_t Link::post(Waiter& waiter, const void* data, size_t bytes, size_t total, size_t index) {
+uint32_t Link::post(Waiter& waiter, const void* data, size_t bytes, size_t total, size_t index,
+                    double departure) {
   Descriptor& d = claim(waiter);
+  departures_[&d - ring_.data()] = departure;
   if (copies_at_post(bytes)) {
     if (bytes > 0) std::memcpy(d.inline_bytes.data(), data, bytes);
     d.data = d.inline_bytes.data();
@@ -31,8 +33,9 @@ uint32_t Link::post(Waiter& waiter, const void* data, size_t bytes, size_t total
   return publish();
 }
 
-uint32_t Link::post(Waiter& waiter, Array message) {
+uint32_t Link::post(Waiter& waiter, Array message, double departure) {
   Descriptor& d = claim(waiter);
+  departures_[&d - ring_.data()] = departure;
   d.data = message.bytes();
   d.bytes = message.nbytes();
   d.total = d.bytes;
@@ -66,6 +69,10 @@ const Link::Descriptor& Link::next(Waiter& waiter) {
 Array Link::take_message() {
   const uint32_t slot = count(released_.load(std::memory_order_relaxed)) % kSlots;
   return ring_[slot].has_message ? std::move(messages_[slot]) : Array();
+}
+
+double Link::departure() const {
+  return departures_[count(released_.load(std::memory_order_relaxed)) % kSlots];
 }
 
 void Link::release() {

@@ -65,10 +65,13 @@ class Link {
 
   // Waits (through `waiter`) for a credit, then posts `bytes` at `data`: read
   // in place, so they must stay valid and unchanged until released, unless
-  // copies_at_post(bytes). Returns the descriptor's sequence number.
-  uint32_t post(Waiter& waiter, const void* data, size_t bytes, size_t total, size_t index);
+  // copies_at_post(bytes). `departure` is the sender's virtual clock when the
+  // transfer began (0 without virtual time), for the receiver to price it.
+  // Returns the descriptor's sequence number.
+  uint32_t post(Waiter& waiter, const void* data, size_t bytes, size_t total, size_t index,
+                double departure = 0);
   // The same with an owned message: the sender may return and forget it.
-  uint32_t post(Waiter& waiter, Array message);
+  uint32_t post(Waiter& waiter, Array message, double departure = 0);
   // Waits until descriptor `sequence` (and every one before it) is released.
   // Sender side only.
   void wait_released(Waiter& waiter, uint32_t sequence);
@@ -80,6 +83,8 @@ class Link {
   // The owned message of the descriptor next() returned (an empty Array if it
   // has none), moved out.
   Array take_message();
+  // The departure posted with the descriptor next() returned.
+  double departure() const;
   // Releases the descriptor next() returned (dropping an owned message).
   void release();
 
@@ -110,6 +115,9 @@ class Link {
   alignas(64) uint32_t released_seen_ = 0;
   std::array<Descriptor, kSlots> ring_;
   std::array<Array, kSlots> messages_;  // owned messages, by slot (psend only)
+  // Departures by slot, in a line of their own: only a receiver keeping
+  // virtual time reads them, so without it the line stays in the sender's cache.
+  alignas(64) std::array<double, kSlots> departures_{};
 };
 
 }  // namespace meshsim

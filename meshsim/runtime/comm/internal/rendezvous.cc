@@ -102,6 +102,7 @@ void Rendezvous::reset() {
   arrived_.store(0, std::memory_order_relaxed);
   released_.clear_poison();
   if (exchange_) exchange_->reset();
+  for (int rank = 0; rank < size(); ++rank) slots_[rank].clock_posts = 0;
   failed_ = false;
 }
 

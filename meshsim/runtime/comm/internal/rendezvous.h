@@ -64,6 +64,10 @@ class Rendezvous {
     // Per-member extra data of an operation (e.g. ragged offsets); opaque here.
     const void* extra = nullptr;
     CollectiveCall call;
+    // Virtual time: the member's clock at its last two priced meetings, by
+    // parity of `clock_posts` (post_clock).
+    double clock[2] = {0, 0};
+    uint32_t clock_posts = 0;
   };
 
   // `device_ids` in rank order; `label` says which group this is, for messages
@@ -98,6 +102,20 @@ class Rendezvous {
   // member's next meeting, and nobody reads the slots' buffers in place.
   bool meet_sharing(int rank, Waiter& waiter, std::span<const std::byte> data);
   const std::byte* shared(int reader, int rank) const { return exchange_->shared(reader, rank); }
+  // Virtual time: member `rank` posts its clock before a meeting whose cost
+  // is modeled; after that meeting, posted_clock(rank, r) is what member r
+  // posted for it. Double-buffered like the exchange's posts: a member
+  // overwrites the clock of priced meeting k only at priced meeting k + 2,
+  // which it reaches after every peer met it again since reading k. The
+  // meeting orders the writes before the reads.
+  void post_clock(int rank, double clock) {
+    Slot& own = slots_[rank];
+    own.clock[own.clock_posts & 1] = clock;
+    ++own.clock_posts;
+  }
+  double posted_clock(int reader, int rank) const {
+    return slots_[rank].clock[(slots_[reader].clock_posts - 1) & 1];
+  }
   // A further barrier inside the same collective (phases, departure).
   void arrive(int rank, Waiter& waiter);
 

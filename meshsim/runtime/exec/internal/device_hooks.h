@@ -10,6 +10,7 @@
 #include "meshsim/runtime/comm/internal/mesh_state.h"
 #include "meshsim/runtime/exec/device_context.h"
 #include "meshsim/runtime/exec/internal/waiter.h"
+#include "meshsim/runtime/time/internal/launch_time.h"
 
 namespace meshsim {
 
@@ -33,6 +34,10 @@ struct DeviceHooks {
   // Appends to the device's collective records of this launch (bounded).
   static void record(DeviceContext& ctx, const CollectiveRecord& record);
   static DeviceState& device(DeviceContext& ctx) { return ctx.device_; }
+  // The device's virtual clock (DeviceClock::on() says whether the launch
+  // keeps time). Unchecked: for collectives, which checked the context when
+  // they looked up their group or waiter.
+  static DeviceClock& clock(DeviceContext& ctx);
 };
 
 // Marks the collective a device is in, for deadlock / timeout reports.

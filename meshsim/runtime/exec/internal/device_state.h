@@ -13,6 +13,7 @@
 #include "meshsim/runtime/exec/device_context.h"
 #include "meshsim/runtime/exec/internal/wait_word.h"
 #include "meshsim/runtime/exec/internal/waiter.h"
+#include "meshsim/runtime/time/internal/launch_time.h"
 
 namespace meshsim {
 
@@ -57,6 +58,8 @@ struct alignas(64) DeviceState {
   std::vector<CollectiveRecord> records;
   size_t records_dropped = 0;
 
+  // Its virtual clock in the current launch (off unless the launch keeps time).
+  DeviceClock clock;
   // What the device's code receives; the launch enters and leaves it.
   DeviceContext context;
 

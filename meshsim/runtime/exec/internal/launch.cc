@@ -45,12 +45,14 @@ std::exception_ptr attribute(int device_id, std::exception_ptr error) {
 
 Launch::Launch(MeshState& mesh, std::vector<DeviceState*> devices,
                FunctionRef<void(DeviceContext&)> body, WaitPolicy policy,
-               const Launch* enclosing)
+               const Launch* enclosing, const LaunchTime* time)
     : mesh_(mesh),
       devices_(std::move(devices)),
       body_(body),
       policy_(policy),
       enclosing_(enclosing),
+      time_(time),
+      end_times_(time != nullptr ? devices_.size() : 0),
       started_(new std::atomic<bool>[devices_.size()]),
       finished_(new std::atomic<bool>[devices_.size()]),
       remaining_(static_cast<int>(devices_.size())),
@@ -83,6 +85,7 @@ void Launch::run_device(int position) {
   device.settled_early = false;
   device.records.clear();
   device.records_dropped = 0;
+  device.clock.begin_launch(time_);
   device.context.enter(*this, position);
   try {
     body_(device.context);
@@ -94,6 +97,7 @@ void Launch::run_device(int position) {
     fail(device.id, std::current_exception());
   }
   device.context.leave();
+  if (time_ != nullptr) end_times_[position] = device.clock.now;
   if (!device.waiter.cancelled() && !device.settled_early) settle();
   device.waiter.detach();
   device.current_op.store(nullptr, std::memory_order_relaxed);

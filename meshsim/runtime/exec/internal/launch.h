@@ -25,15 +25,17 @@ namespace meshsim {
 class DeviceContext;
 class Fiber;
 class FiberScheduler;
+class LaunchTime;
 struct DeviceState;
 
 class Launch final : public BlockTracker {
  public:
   // `enclosing`: the launch whose device body started this one (null when a
   // host thread did); it outlives this launch. The caller holds the one
-  // reference a new launch has.
+  // reference a new launch has. `time` (null: no virtual time) outlives it.
   Launch(MeshState& mesh, std::vector<DeviceState*> devices,
-         FunctionRef<void(DeviceContext&)> body, WaitPolicy policy, const Launch* enclosing);
+         FunctionRef<void(DeviceContext&)> body, WaitPolicy policy, const Launch* enclosing,
+         const LaunchTime* time = nullptr);
 
   MeshState& mesh() { return mesh_; }
   const MeshState& mesh() const { return mesh_; }
@@ -65,6 +67,9 @@ class Launch final : public BlockTracker {
     if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
   }
 
+  // Each device's virtual clock when its body returned, by mesh position
+  // (empty without virtual time). Read once the launch is done.
+  const std::vector<double>& end_times() const { return end_times_; }
   // Where every device is, summarized by state (launch_report.h).
   std::string progress_report(const std::string& headline) const;
 
@@ -87,6 +92,8 @@ class Launch final : public BlockTracker {
   FunctionRef<void(DeviceContext&)> body_;
   WaitPolicy policy_;
   const Launch* enclosing_;
+  const LaunchTime* time_;
+  std::vector<double> end_times_;  // written by each device at its position
   std::unique_ptr<std::atomic<bool>[]> started_;
   std::unique_ptr<std::atomic<bool>[]> finished_;
 

@@ -44,7 +44,8 @@ class RuntimeImpl {
   ExecutionMode execution() const { return execution_; }
   int fiber_workers() const;
   FiberStackStats fiber_stack_stats() const;
-  void launch(const Mesh& mesh, const std::function<void(DeviceContext&)>& body);
+  void launch(const Mesh& mesh, const std::function<void(DeviceContext&)>& body,
+              const LaunchOptions& options);
   spdlog::logger& logger() { return *logger_; }
   size_t interned_mesh_count();
   Fabric& fabric() { return fabric_; }

@@ -1,0 +1,59 @@
+// DeviceContext's virtual-time methods (time/virtual_time.h).
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <tuple>
+
+#include "meshsim/mesh/error.h"
+#include "meshsim/runtime/exec/device_context.h"
+#include "meshsim/runtime/exec/internal/device_hooks.h"
+#include "meshsim/runtime/exec/internal/device_state.h"
+
+namespace meshsim {
+namespace {
+
+void check_amount(int device, const char* what, double value) {
+  if (!std::isfinite(value) || value < 0) {
+    throw InvalidArgumentError("device " + std::to_string(device) + ": " + what + " of " +
+                               std::to_string(value) + ": must be finite and >= 0");
+  }
+}
+
+}  // namespace
+
+double DeviceContext::now() const {
+  check_usable("DeviceContext::now");
+  return device_.clock.now;
+}
+
+void DeviceContext::advance(double seconds) {
+  check_usable("DeviceContext::advance");
+  check_amount(device_.id, "advance", seconds);
+  if (device_.clock.on()) device_.clock.now += seconds;
+}
+
+void DeviceContext::compute(double flops, double bytes) {
+  check_usable("DeviceContext::compute");
+  check_amount(device_.id, "compute's flops", flops);
+  check_amount(device_.id, "compute's bytes", bytes);
+  DeviceClock& clock = device_.clock;
+  if (!clock.on()) return;
+  const DeviceSpec& spec = clock.time->device();
+  double seconds = 0;
+  for (auto [amount, rate, name] : {std::tuple{flops, spec.peak_flops, "peak_flops"},
+                                    std::tuple{bytes, spec.memory_bandwidth, "memory_bandwidth"}}) {
+    if (amount == 0) continue;
+    if (!(rate > 0) || !std::isfinite(rate)) {
+      throw InvalidArgumentError("device " + std::to_string(device_.id) +
+                                 ": compute() needs the launch's DeviceSpec::" + name +
+                                 " > 0 (it is " + std::to_string(rate) + ")");
+    }
+    seconds = std::max(seconds, amount / rate);
+  }
+  clock.now += seconds;
+}
+
+DeviceClock& DeviceHooks::clock(DeviceContext& ctx) { return ctx.device_.clock; }
+
+}  // namespace meshsim

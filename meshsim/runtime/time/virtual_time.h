@@ -1,0 +1,72 @@
+#pragma once
+// VirtualTime: what a launch needs to keep simulated time next to wall time.
+//
+// With virtual time on, every device of the launch has a clock (seconds,
+// starting at 0) that only the program moves, never the host's scheduler:
+// - a transfer departs at its sender's clock and is priced by the network
+//   model; its receiver's clock becomes max(its clock, the arrival). That
+//   holds for algorithms' point-to-point transfers (priced once per
+//   transfer, with its total bytes, whatever the segmenting) and for
+//   psend / precv;
+// - a direct collective is priced as the transfers it stands for, each
+//   member sending straight to each member that needs its data: psum and
+//   all_gather send the whole input (or shard) to every peer, psum_scatter
+//   and all_to_all one block to each peer, ppermute one buffer along each
+//   pair, pbroadcast the source's buffer to every peer, a barrier zero bytes
+//   to every peer. A member waits only for the data it receives (a device
+//   that ppermute sends nothing to keeps its clock);
+// - device code advances its own clock for compute (DeviceContext::advance,
+//   DeviceContext::compute on a roofline);
+// - a *_start prices its transfers but leaves the clock where it is; its
+//   done() moves the clock to the arrival if that is later, so compute
+//   between them overlaps the communication.
+// The clocks are a function of the program: the same program gives bitwise
+// identical times on every run, whatever the thread count or execution mode.
+// Meetings that only serve the host (an algorithm's opening meeting, the
+// departure after in-place reads) cost nothing.
+
+#include <memory>
+#include <vector>
+
+#include "meshsim/mesh/abstract_mesh.h"
+#include "meshsim/mesh/topology/topology_mapping.h"
+#include "meshsim/runtime/time/network_model.h"
+
+namespace meshsim {
+
+// A device's roofline for DeviceContext::compute: a kernel of F flops that
+// moves B bytes of memory takes max(F / peak_flops, B / memory_bandwidth).
+struct DeviceSpec {
+  double peak_flops = 0;        // FLOP/s
+  double memory_bandwidth = 0;  // bytes/s
+};
+
+struct VirtualTime {
+  // Prices every transfer. Called from the launch's devices at once, in no
+  // particular order: it must be a function of the transfer alone and safe
+  // to call from several threads (CongestionUnawareModel is; a CallbackModel
+  // is if its function is). A model that needs canonical order
+  // (CongestionAwareModel) is refused by the launch.
+  std::shared_ptr<NetworkModel> network;
+  // The topology node of each mesh position (row-major over the launch
+  // mesh's axes). Empty: position p is node p.
+  std::vector<int> nodes;
+  // For DeviceContext::compute; unset (zero) fields make compute() an error.
+  DeviceSpec device;
+};
+
+// Virtual time on `network`, the mesh's positions placed on `topology` by
+// `mapping` (built for a mesh of the launch mesh's shape).
+VirtualTime virtual_time_on(std::shared_ptr<NetworkModel> network, const AbstractMesh& mesh,
+                            const TopologyMapping& mapping, DeviceSpec device = {});
+
+// What a launch leaves behind for its caller.
+struct LaunchRecord {
+  // Each device's clock when its body returned, by mesh position (empty
+  // when the launch ran without virtual time).
+  std::vector<double> end_times;
+  // The latest of end_times (0 when empty): the program's modeled duration.
+  double makespan() const;
+};
+
+}  // namespace meshsim

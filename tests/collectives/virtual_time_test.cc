@@ -1,0 +1,293 @@
+// Virtual time (runtime/time/virtual_time.h) on real programs: the algorithms'
+// closed-form costs on a congestion-unaware fully connected network (every
+// pair one hop: alpha = latency, beta = 1 / bandwidth), direct collectives
+// priced as the transfers they stand for, compute, overlap of a start with
+// compute, determinism across execution modes, and the errors. Latency and
+// bandwidth are powers of two and sizes divide evenly, so every expected time
+// is exact in binary floating point.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "meshsim/collectives/all_gather.h"
+#include "meshsim/collectives/async.h"
+#include "meshsim/collectives/barrier.h"
+#include "meshsim/collectives/pbroadcast.h"
+#include "meshsim/collectives/ppermute.h"
+#include "meshsim/collectives/reductions.h"
+#include "meshsim/collectives/send_recv.h"
+#include "meshsim/mesh/error.h"
+#include "meshsim/runtime/exec/runtime.h"
+#include "meshsim/runtime/time/callback_model.h"
+#include "meshsim/runtime/time/congestion_aware_model.h"
+#include "meshsim/runtime/time/congestion_unaware_model.h"
+#include "support/expect_error.h"
+
+namespace meshsim {
+namespace {
+
+constexpr double kAlpha = 0.25;          // seconds per message
+constexpr double kBandwidth = 1 << 10;   // bytes per second
+constexpr double kBeta = 1 / kBandwidth;
+
+std::shared_ptr<const VirtualTime> fully_connected(int p, DeviceSpec device = {}) {
+  auto time = std::make_shared<VirtualTime>();
+  time->network = std::make_shared<CongestionUnawareModel>(
+      Topology({{DimensionKind::fully_connected, p, kBandwidth, kAlpha}}));
+  time->device = device;
+  return time;
+}
+
+// Runs `body` on a one-axis mesh of p devices with virtual time on and
+// returns each device's final clock.
+std::vector<double> run_timed(int p, const std::function<void(DeviceContext&)>& body,
+                              std::shared_ptr<const VirtualTime> time = nullptr,
+                              ExecutionMode mode = ExecutionMode::kThreads) {
+  Runtime runtime(p, RuntimeOptions{.execution = mode});
+  LaunchRecord record;
+  runtime.launch(Mesh::make({{"x", p}}), body,
+                 {.time = time ? time : fully_connected(p), .record = &record});
+  EXPECT_EQ(record.end_times.size(), static_cast<size_t>(p));
+  return record.end_times;
+}
+
+void expect_all(const std::vector<double>& times, double expected, const std::string& what) {
+  for (size_t d = 0; d < times.size(); ++d) {
+    EXPECT_DOUBLE_EQ(times[d], expected) << what << ", device " << d;
+  }
+}
+
+class ClosedForm : public ::testing::TestWithParam<int> {};
+
+TEST_P(ClosedForm, AllReduceAlgorithms) {
+  const int p = GetParam();
+  const int lg = static_cast<int>(std::log2(p));
+  for (int64_t count : {int64_t{16}, int64_t{256} * p}) {
+    const double n = 4.0 * static_cast<double>(count);  // float32 bytes
+    const auto run = [&](const char* algorithm) {
+      return run_timed(p, [&](DeviceContext& ctx) {
+        const Array y = psum(ctx, Array::full({count}, DType::kFloat32, 1), "x", {}, algorithm);
+        ASSERT_EQ(y.at<float>({0}), static_cast<float>(p));
+      });
+    };
+    const std::string size = " for " + std::to_string(p) + " devices, " + std::to_string(n) + " B";
+    expect_all(run("ring"), 2 * (p - 1) * (kAlpha + n / p * kBeta), "ring" + size);
+    expect_all(run("recursive_doubling"), lg * (kAlpha + n * kBeta), "recursive doubling" + size);
+    expect_all(run("rabenseifner"), 2 * lg * kAlpha + 2.0 * (p - 1) / p * n * kBeta,
+               "rabenseifner" + size);
+    expect_all(run("direct"), kAlpha + n * kBeta, "direct" + size);
+  }
+}
+
+TEST_P(ClosedForm, RingAllGatherAndBinomialBroadcast) {
+  const int p = GetParam();
+  const int lg = static_cast<int>(std::log2(p));
+  const int64_t shard = 64;  // float32 elements per member
+  const double n = 4.0 * shard * p;  // the gathered bytes
+  expect_all(run_timed(p,
+                       [&](DeviceContext& ctx) {
+                         all_gather(ctx, Array::full({shard}, DType::kFloat32, 1), "x",
+                                    {.tiled = true, .algorithm = "ring"});
+                       }),
+             (p - 1) * (kAlpha + n / p * kBeta), "ring all_gather");
+  // A member finishes when its copy arrives: the root at once, the last
+  // leaf after lg p hops, each alpha + m beta.
+  const double m = 4.0 * 512;
+  const auto times = run_timed(p, [&](DeviceContext& ctx) {
+    pbroadcast(ctx, Array::full({512}, DType::kFloat32, 1), "x", 0, "binomial_tree");
+  });
+  EXPECT_EQ(times[0], 0.0);
+  EXPECT_DOUBLE_EQ(*std::max_element(times.begin(), times.end()), lg * (kAlpha + m * kBeta));
+  for (double t : times) {
+    const double hops = t / (kAlpha + m * kBeta);
+    EXPECT_DOUBLE_EQ(hops, std::round(hops)) << "a member's time is a whole number of hops";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(VirtualTime, ClosedForm, ::testing::Values(2, 4, 8, 16));
+
+TEST(VirtualTime, DirectCollectivesWaitOnlyForTheDataTheyReceive) {
+  // ppermute 0 -> 1 -> 2 -> 3 (no wrap): device 0 receives nothing and keeps
+  // its clock; device k starts at k seconds and receives from k - 1.
+  const double n = 4.0 * 256;
+  const auto times = run_timed(4, [&](DeviceContext& ctx) {
+    ctx.advance(ctx.position());
+    ppermute(ctx, Array::full({256}, DType::kFloat32, 1), "x", {{0, 1}, {1, 2}, {2, 3}});
+  });
+  EXPECT_DOUBLE_EQ(times[0], 0.0);
+  for (int k = 1; k < 4; ++k) {
+    EXPECT_DOUBLE_EQ(times[k], std::max<double>(k, (k - 1) + kAlpha + n * kBeta)) << k;
+  }
+  // A barrier: each member waits for the others' zero-byte messages, so the
+  // latest member goes on at once and the others one latency after it.
+  const auto barrier_times = run_timed(4, [&](DeviceContext& ctx) {
+    ctx.advance(ctx.position() == 2 ? 3.0 : 1.0);
+    barrier(ctx, "x");
+  });
+  EXPECT_EQ(barrier_times, (std::vector<double>{3.0 + kAlpha, 3.0 + kAlpha, 3.0, 3.0 + kAlpha}));
+}
+
+TEST(VirtualTime, PsendPrecvPriceTheMessage) {
+  const auto times = run_timed(2, [&](DeviceContext& ctx) {
+    if (ctx.position() == 0) {
+      ctx.advance(2.0);
+      psend(ctx, Array::full({128}, DType::kFloat32, 1), "x", {{0, 1}});
+    } else {
+      precv(ctx, {}, {128}, DType::kFloat32, "x", {{0, 1}});
+    }
+  });
+  EXPECT_DOUBLE_EQ(times[0], 2.0);
+  EXPECT_DOUBLE_EQ(times[1], 2.0 + kAlpha + 512 * kBeta);
+}
+
+TEST(VirtualTime, StartOverlapsComputeUntilDone) {
+  // The transfer takes alpha + 1 KiB * beta = 1.25 s.
+  const double transfer = kAlpha + 1024 * kBeta;
+  for (double compute : {0.5, 3.0}) {
+    const auto times = run_timed(2, [&](DeviceContext& ctx) {
+      Pending h = ppermute_start(ctx, Array::full({256}, DType::kFloat32, 1), "x", {{0, 1}, {1, 0}});
+      EXPECT_DOUBLE_EQ(ctx.now(), 0.0);  // the start leaves the clock where it was
+      ctx.advance(compute);
+      h.done();
+    });
+    expect_all(times, std::max(compute, transfer), "ppermute_start + compute " +
+                                                      std::to_string(compute) + " s + done");
+  }
+}
+
+TEST(VirtualTime, ComputeOnTheRoofline) {
+  const DeviceSpec spec{.peak_flops = 1 << 20, .memory_bandwidth = 1 << 10};
+  const auto times = run_timed(
+      2,
+      [&](DeviceContext& ctx) {
+        ctx.compute(1 << 21, 1 << 10);  // compute bound: 2 s
+        ctx.compute(1 << 10, 1 << 12);  // memory bound: 4 s
+      },
+      fully_connected(2, spec));
+  expect_all(times, 6.0, "roofline");
+}
+
+TEST(VirtualTime, IsTheSameOnEveryRunAndInBothExecutionModes) {
+  // Devices do different amounts of compute between collectives of several
+  // algorithms, so the clocks depend on who waits for whom.
+  const auto program = [](DeviceContext& ctx) {
+    Array x = Array::full({1000}, DType::kFloat32, 1);
+    for (int step = 0; step < 5; ++step) {
+      ctx.advance(0.001 * ((ctx.position() * 7 + step * 3) % 5));
+      x = psum(ctx, x, "x", {}, step % 2 ? "ring" : "direct");
+      x = all_gather(ctx, Array::full({100}, DType::kFloat32, 1), "x", {.tiled = true});
+      x = Array::full({1000}, DType::kFloat32, 1);
+    }
+  };
+  const auto first = run_timed(8, program);
+  EXPECT_GT(first[0], 0.0);
+  for (int run = 0; run < 3; ++run) EXPECT_EQ(run_timed(8, program), first);
+  EXPECT_EQ(run_timed(8, program, nullptr, ExecutionMode::kFibers), first);
+}
+
+TEST(VirtualTime, OffMeansZeroClocksAndNoRecord) {
+  Runtime runtime(2);
+  LaunchRecord record;
+  record.end_times = {1.0};
+  runtime.launch(Mesh::make({{"x", 2}}), [](DeviceContext& ctx) {
+    ctx.advance(5.0);  // a no-op without virtual time
+    ctx.compute(1e9, 1e9);
+    psum(ctx, Array::full({4}, DType::kFloat32, 1), "x");
+    EXPECT_EQ(ctx.now(), 0.0);
+  }, {.record = &record});
+  EXPECT_TRUE(record.end_times.empty());
+  EXPECT_EQ(record.makespan(), 0.0);
+}
+
+TEST(VirtualTime, RuntimeDefaultAppliesToEveryLaunch) {
+  Runtime runtime(2, RuntimeOptions{.virtual_time = fully_connected(2)});
+  LaunchRecord record;
+  runtime.launch(Mesh::make({{"x", 2}}), [](DeviceContext& ctx) {
+    ctx.advance(1.0);
+    barrier(ctx, "x");
+  }, {.record = &record});
+  EXPECT_EQ(record.makespan(), 1.0 + kAlpha);
+}
+
+TEST(VirtualTime, BadConfigurationsAreErrorsBeforeAnyDeviceRuns) {
+  Runtime runtime(4);
+  const Mesh mesh = Mesh::make({{"x", 4}});
+  bool ran = false;
+  const auto body = [&](DeviceContext&) { ran = true; };
+  auto no_model = std::make_shared<VirtualTime>();
+  EXPECT_ERROR(runtime.launch(mesh, body, {.time = no_model}), InvalidArgumentError,
+               "no network model");
+  auto aware = std::make_shared<VirtualTime>();
+  aware->network = std::make_shared<CongestionAwareModel>(
+      Topology({{DimensionKind::ring, 4, kBandwidth, kAlpha}}));
+  EXPECT_ERROR(runtime.launch(mesh, body, {.time = aware}), InvalidArgumentError,
+               "canonical order");
+  auto too_small = std::make_shared<VirtualTime>(*fully_connected(2));
+  EXPECT_ERROR(runtime.launch(mesh, body, {.time = too_small}), InvalidArgumentError,
+               "mesh position 2 is placed on node 2");
+  auto wrong_count = std::make_shared<VirtualTime>(*fully_connected(4));
+  wrong_count->nodes = {0, 1};
+  EXPECT_ERROR(runtime.launch(mesh, body, {.time = wrong_count}), InvalidArgumentError,
+               "2 topology nodes for 4 mesh positions");
+  EXPECT_FALSE(ran);
+}
+
+TEST(VirtualTime, BadAnnotationsNameTheDevice) {
+  Runtime runtime(2);
+  const Mesh mesh = Mesh::make({{"x", 2}});
+  EXPECT_ERROR(runtime.launch(mesh, [](DeviceContext& ctx) { ctx.advance(-1.0); },
+                              {.time = fully_connected(2)}),
+               InvalidArgumentError, "advance of -1");
+  EXPECT_ERROR(runtime.launch(mesh, [](DeviceContext& ctx) { ctx.advance(std::nan("")); }),
+               InvalidArgumentError, "must be finite");
+  EXPECT_ERROR(runtime.launch(mesh, [](DeviceContext& ctx) { ctx.compute(1.0, 0.0); },
+                              {.time = fully_connected(2)}),
+               InvalidArgumentError, "DeviceSpec::peak_flops");
+}
+
+TEST(VirtualTime, AModelThatFailsFailsTheLaunchCleanly) {
+  // The model returns a time before the departure for messages into device 1;
+  // CallbackModel rejects that. Members may be reading each other's buffers
+  // in place when it happens (large direct psum on 16, ring transfers).
+  auto time = std::make_shared<VirtualTime>();
+  time->network = std::make_shared<CallbackModel>([](const Transfer& t) {
+    return t.destination == 1 ? t.departure - 1 : t.departure + 1;
+  });
+  for (const char* algorithm : {"direct", "ring"}) {
+    for (int p : {4, 16}) {
+      Runtime runtime(p);
+      EXPECT_ERROR(runtime.launch(Mesh::make({{"x", p}}),
+                                  [&](DeviceContext& ctx) {
+                                    psum(ctx, Array::full({1 << 16}, DType::kFloat32, 1), "x", {},
+                                         algorithm);
+                                  },
+                                  {.time = time}),
+                   InvalidArgumentError, "expected a finite time >= the departure");
+    }
+  }
+}
+
+TEST(VirtualTime, PlacementFromATopologyMapping) {
+  // Four devices on a 4-node unidirectional ring placed in reverse: the
+  // ppermute 0 -> 1 travels from node 3 to node 2, three hops forward.
+  const AbstractMesh shape({{"x", 4}});
+  const Topology ring({{DimensionKind::ring, 4, kBandwidth, kAlpha}});
+  auto time = std::make_shared<VirtualTime>(virtual_time_on(
+      std::make_shared<CongestionUnawareModel>(ring), shape, TopologyMapping(shape, ring)));
+  time->nodes = {3, 2, 1, 0};
+  Runtime runtime(4);
+  LaunchRecord record;
+  runtime.launch(Mesh(shape), [](DeviceContext& ctx) {
+    ppermute(ctx, Array::full({0}, DType::kFloat32, 0), "x", {{0, 1}});
+  }, {.time = time, .record = &record});
+  EXPECT_DOUBLE_EQ(record.end_times[1], 3 * kAlpha);
+  EXPECT_DOUBLE_EQ(record.end_times[0], 0.0);
+}
+
+}  // namespace
+}  // namespace meshsim
