@@ -37,7 +37,7 @@ LaunchOptions options_for(const benchmark::State& state, int devices) {
 // Times `reps` calls of `step` on device 0 after one warm-up call, and checks
 // the result and the modeled time of the last call.
 template <class Step>
-void run(benchmark::State& state, int n, const Array& x, Step step, double modeled) {
+void run(benchmark::State& state, int n, Step step, double modeled) {
   Runtime rt(n);
   const Mesh mesh = Mesh::make({{"x", n}});
   const LaunchOptions options = options_for(state, n);
@@ -67,7 +67,7 @@ void run(benchmark::State& state, int n, const Array& x, Step step, double model
 void BM_PsumVirtualTime(benchmark::State& state) {
   const int n = static_cast<int>(state.range(1));
   const Array one = Array::full({1}, DType::kFloat32, 1.0);
-  run(state, n, one, [&](DeviceContext& ctx) { return psum(ctx, one, "x", {}, "direct"); },
+  run(state, n, [&](DeviceContext& ctx) { return psum(ctx, one, "x", {}, "direct"); },
       kAlpha + 4 / kBandwidth);
 }
 BENCHMARK(BM_PsumVirtualTime)
@@ -80,7 +80,7 @@ void BM_RingPsumVirtualTime(benchmark::State& state) {
   const int n = 8;
   const int64_t count = int64_t{4} << 20;  // 16 MiB of float32
   const Array ones = Array::full({count}, DType::kFloat32, 1.0);
-  run(state, n, ones, [&](DeviceContext& ctx) { return psum(ctx, ones, "x", {}, "ring"); },
+  run(state, n, [&](DeviceContext& ctx) { return psum(ctx, ones, "x", {}, "ring"); },
       2 * (n - 1) * (kAlpha + 4.0 * count / n / kBandwidth));
 }
 BENCHMARK(BM_RingPsumVirtualTime)

@@ -10,7 +10,15 @@ Array Pending::done() {
     throw RuntimeUsageError(std::string(op_) + "_done called twice on the same handle");
   }
   if (ctx_ != nullptr) {
-    ctx_->now();  // RuntimeUsageError outside the device's launch body
+    // The context is only touched while its launch runs (the Runtime is
+    // alive then); a handle kept past the launch must not move a later
+    // launch's clock.
+    const std::shared_ptr<const LaunchTime> time = time_.lock();
+    if (time == nullptr) {
+      throw RuntimeUsageError(std::string(op_) + "_done called after the launch of its " +
+                              op_ + "_start ended");
+    }
+    ctx_->now();  // RuntimeUsageError from anywhere but the device's own body
     DeviceHooks::clock(*ctx_).receive(end_);
   }
   Array result = std::move(*result_);
@@ -33,7 +41,7 @@ Pending start(DeviceContext& ctx, const char* op, Collective collective) {
     ~Restore() { clock.now = begin; }
   } restore{clock, begin};
   Array result = collective();
-  return Pending(std::move(result), op, &ctx, clock.now);
+  return Pending(std::move(result), op, ctx, clock.time->weak_from_this(), clock.now);
 }
 
 }  // namespace

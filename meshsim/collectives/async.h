@@ -21,6 +21,7 @@
 // compute advanced between start and done overlaps the communication: the
 // pair costs max(compute, collective), not the sum.
 
+#include <memory>
 #include <optional>
 
 #include <span>
@@ -37,25 +38,31 @@
 
 namespace meshsim {
 
+class LaunchTime;
+
 class Pending {
  public:
-  // `ctx` and `end`: the device and the collective's end in virtual time,
-  // when its launch keeps time (ctx null otherwise).
-  Pending(Array result, const char* op, DeviceContext* ctx = nullptr, double end = 0)
-      : result_(std::move(result)), op_(op), ctx_(ctx), end_(end) {}
+  explicit Pending(Array result, const char* op) : result_(std::move(result)), op_(op) {}
+  // When the launch keeps virtual time: the device, its launch's time, and
+  // the collective's end in virtual time.
+  Pending(Array result, const char* op, DeviceContext& ctx, std::weak_ptr<const LaunchTime> time,
+          double end)
+      : result_(std::move(result)), op_(op), ctx_(&ctx), time_(std::move(time)), end_(end) {}
   Pending(Pending&&) = default;
   Pending& operator=(Pending&&) = default;
 
   // The collective's result. RuntimeUsageError on a second call, and, when
-  // the launch keeps virtual time, outside the device's own launch body.
+  // the launch keeps virtual time, after that launch ended or from anywhere
+  // but the device's own body.
   Array done();
   bool is_done() const { return !result_.has_value(); }
 
  private:
   std::optional<Array> result_;
   const char* op_;
-  DeviceContext* ctx_;
-  double end_;
+  DeviceContext* ctx_ = nullptr;  // set only when the launch keeps virtual time
+  std::weak_ptr<const LaunchTime> time_;
+  double end_ = 0;
 };
 
 // Same parameters and errors as the synchronous forms, `algorithm` (or the

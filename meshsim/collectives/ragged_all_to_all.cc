@@ -217,7 +217,7 @@ Array ragged_all_to_all(DeviceContext& ctx, const Array& operand, const Array& o
     const Sends& from = *static_cast<const Sends*>(meeting.peer(s).extra);
     int64_t rows = 0;
     for (int64_t t = 0; t < per_peer; ++t) rows += std::max<int64_t>(from.send_sizes[rank * per_peer + t], 0);
-    return rows * row_bytes;
+    return rows > 0 ? rows * row_bytes : -1;  // a sender of nothing is not waited for
   });
   for (int s = 0; s < n; ++s) {
     const Sends& from = *static_cast<const Sends*>(meeting.peer(s).extra);

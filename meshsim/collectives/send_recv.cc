@@ -1,5 +1,6 @@
 #include "meshsim/collectives/send_recv.h"
 
+#include <optional>
 #include <string>
 
 #include "meshsim/collectives/internal/axis_checks.h"
@@ -20,8 +21,10 @@ Token psend(DeviceContext& ctx, const Array& x, AxisNames axes,
   if (destination >= 0) {
     const std::span<const int> ids = group.rendezvous->device_ids();
     group.messages_sent->store(true, std::memory_order_relaxed);
+    const DeviceClock& clock = DeviceHooks::clock(ctx);
     group.fabric->link(ids[group.rank], ids[destination], Fabric::Lane::kMessages)
-        .post(DeviceHooks::waiter(ctx), x.clone(), DeviceHooks::clock(ctx).now);
+        .post(DeviceHooks::waiter(ctx), x.clone(),
+              clock.on() ? std::optional<double>(clock.now) : std::nullopt);
   }
   return {};
 }
@@ -37,9 +40,9 @@ Array precv(DeviceContext& ctx, Token /*after*/, Shape shape, DType dtype, AxisN
   Link& link = group.fabric->link(ids[source], ids[group.rank], Fabric::Lane::kMessages);
   link.next(DeviceHooks::waiter(ctx));
   Array message = link.take_message();
-  const double departure = link.departure();
-  link.release();
   DeviceClock& clock = DeviceHooks::clock(ctx);
+  const double departure = clock.on() ? link.departure() : 0;
+  link.release();
   if (clock.on()) {
     clock.receive(ids[source], ids[group.rank], static_cast<int64_t>(message.nbytes()), departure);
   }

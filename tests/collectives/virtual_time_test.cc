@@ -11,10 +11,13 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "meshsim/collectives/all_gather.h"
+#include "meshsim/collectives/all_to_all.h"
+#include "meshsim/collectives/psum_scatter.h"
 #include "meshsim/collectives/async.h"
 #include "meshsim/collectives/barrier.h"
 #include "meshsim/collectives/pbroadcast.h"
@@ -22,6 +25,7 @@
 #include "meshsim/collectives/reductions.h"
 #include "meshsim/collectives/send_recv.h"
 #include "meshsim/mesh/error.h"
+#include "meshsim/runtime/exec/errors.h"
 #include "meshsim/runtime/exec/runtime.h"
 #include "meshsim/runtime/time/callback_model.h"
 #include "meshsim/runtime/time/congestion_aware_model.h"
@@ -240,9 +244,21 @@ TEST(VirtualTime, BadConfigurationsAreErrorsBeforeAnyDeviceRuns) {
 TEST(VirtualTime, BadAnnotationsNameTheDevice) {
   Runtime runtime(2);
   const Mesh mesh = Mesh::make({{"x", 2}});
-  EXPECT_ERROR(runtime.launch(mesh, [](DeviceContext& ctx) { ctx.advance(-1.0); },
+  EXPECT_ERROR(runtime.launch(mesh,
+                              [](DeviceContext& ctx) {
+                                if (ctx.position() == 1) ctx.advance(-1.0);
+                              },
                               {.time = fully_connected(2)}),
-               InvalidArgumentError, "advance of -1");
+               InvalidArgumentError, "device 1: advance of -1");
+  EXPECT_ERROR(runtime.launch(mesh,
+                              [](DeviceContext& ctx) {
+                                if (ctx.position() == 0) {
+                                  ctx.advance(1e308);
+                                  ctx.advance(1e308);
+                                }
+                              },
+                              {.time = fully_connected(2)}),
+               InvalidArgumentError, "device 0: its virtual clock");
   EXPECT_ERROR(runtime.launch(mesh, [](DeviceContext& ctx) { ctx.advance(std::nan("")); }),
                InvalidArgumentError, "must be finite");
   EXPECT_ERROR(runtime.launch(mesh, [](DeviceContext& ctx) { ctx.compute(1.0, 0.0); },
@@ -272,7 +288,94 @@ TEST(VirtualTime, AModelThatFailsFailsTheLaunchCleanly) {
   }
 }
 
+TEST(VirtualTime, AHandleKeptPastItsLaunchIsAnError) {
+  Runtime runtime(2);
+  std::vector<Pending> kept;
+  std::mutex mu;
+  runtime.launch(Mesh::make({{"x", 2}}), [&](DeviceContext& ctx) {
+    Pending h = psum_start(ctx, Array::full({4}, DType::kFloat32, 1), "x");
+    std::lock_guard lock(mu);
+    kept.push_back(std::move(h));
+  }, {.time = fully_connected(2)});
+  EXPECT_ERROR(kept[0].done(), RuntimeUsageError, "after the launch of its psum_start ended");
+  // Without virtual time a handle is plain data, as in JAX.
+  Runtime untimed(2);
+  std::vector<Pending> plain;
+  untimed.launch(Mesh::make({{"x", 2}}), [&](DeviceContext& ctx) {
+    Pending h = psum_start(ctx, Array::full({4}, DType::kFloat32, 1), "x");
+    std::lock_guard lock(mu);
+    plain.push_back(std::move(h));
+  });
+  EXPECT_EQ(plain[0].done().at<float>({0}), 2.0f);
+}
+
+TEST(VirtualTime, ScatterAllToAllAndRaggedPriceTheirBlocks) {
+  // 4 members, 1 KiB of float32 each: psum_scatter and all_to_all move one
+  // 256 B block to each peer.
+  const double block = kAlpha + 256 * kBeta;
+  expect_all(run_timed(4,
+                       [](DeviceContext& ctx) {
+                         psum_scatter(ctx, Array::full({256}, DType::kFloat32, 1), "x",
+                                      {.scatter_dimension = 0, .tiled = true});
+                       }),
+             block, "psum_scatter");
+  expect_all(run_timed(4,
+                       [](DeviceContext& ctx) {
+                         all_to_all(ctx, Array::full({256}, DType::kFloat32, 1), "x", 0, 0,
+                                    {.tiled = true});
+                       }),
+             block, "all_to_all");
+}
+
+TEST(VirtualTime, ClocksStartAtZeroInEveryLaunch) {
+  // Time on, off, on again over one mesh: the clock posts of the rendezvous
+  // carry over between launches, the clocks do not.
+  Runtime runtime(4);
+  const Mesh mesh = Mesh::make({{"x", 4}});
+  const auto body = [](DeviceContext& ctx) {
+    ctx.advance(ctx.position());
+    psum(ctx, Array::full({256}, DType::kFloat32, 1), "x");
+    psum(ctx, Array::full({256}, DType::kFloat32, 1), "x", {}, "ring");
+  };
+  LaunchRecord first, off, second;
+  runtime.launch(mesh, body, {.time = fully_connected(4), .record = &first});
+  runtime.launch(mesh, body, {.record = &off});
+  runtime.launch(mesh, body, {.time = fully_connected(4), .record = &second});
+  EXPECT_TRUE(off.end_times.empty());
+  EXPECT_EQ(first.end_times, second.end_times);
+  EXPECT_EQ(first.end_times, run_timed(4, body));  // as on a fresh runtime
+  // After the direct psum devices 0-2 wait for device 3 (3 s + alpha + 1 KiB
+  // beta = 4.25 s) and device 3 for device 2 (3.25 s); the ring adds at least
+  // its 2 (p - 1) (alpha + 256 B beta) = 3 s.
+  for (double t : first.end_times) EXPECT_GE(t, 3.25 + 3.0);
+}
+
 TEST(VirtualTime, PlacementFromATopologyMapping) {
+  // A (x=2, y=2) mesh on two 2-node rings: dimension 0 fast (alpha),
+  // dimension 1 slow (4 alpha). The default mapping puts the last axis, y, on
+  // dimension 0; an explicit one puts x there, so a y-neighbour is 4 alpha away.
+  const AbstractMesh grid({{"x", 2}, {"y", 2}});
+  const Topology two_rings({{DimensionKind::ring, 2, kBandwidth, kAlpha},
+                            {DimensionKind::ring, 2, kBandwidth, 4 * kAlpha}});
+  const auto model = std::make_shared<CongestionUnawareModel>(two_rings);
+  const auto along_y = [](DeviceContext& ctx) {
+    ppermute(ctx, Array::full({0}, DType::kFloat32, 0), "y", {{0, 1}});
+  };
+  Runtime grid_runtime(4);
+  LaunchRecord by_default, by_x;
+  grid_runtime.launch(Mesh(grid), along_y,
+                      {.time = std::make_shared<VirtualTime>(virtual_time_on(
+                           model, grid, TopologyMapping(grid, two_rings))),
+                       .record = &by_default});
+  grid_runtime.launch(Mesh(grid), along_y,
+                      {.time = std::make_shared<VirtualTime>(virtual_time_on(
+                           model, grid, TopologyMapping(grid, two_rings, {{"x", {0}}, {"y", {1}}}))),
+                       .record = &by_x});
+  EXPECT_EQ(by_default.end_times, (std::vector<double>{0, kAlpha, 0, kAlpha}));
+  EXPECT_EQ(by_x.end_times, (std::vector<double>{0, 4 * kAlpha, 0, 4 * kAlpha}));
+}
+
+TEST(VirtualTime, PlacementFromANodeList) {
   // Four devices on a 4-node unidirectional ring placed in reverse: the
   // ppermute 0 -> 1 travels from node 3 to node 2, three hops forward.
   const AbstractMesh shape({{"x", 4}});

@@ -134,7 +134,7 @@ const void* Communicator::readable(const void* data, size_t bytes) {
 }
 
 void Communicator::post_segment(Link& link, const void* data, size_t bytes, size_t total,
-                                size_t index, double departure) {
+                                size_t index, std::optional<double> departure) {
   link.post(*state_->waiter, data, bytes, total, index, departure);
   // Inline segments too: the call does not end before its peers took every
   // transfer, so none is left on the link for a later call to mistake.
@@ -167,9 +167,14 @@ double Communicator::take_segment(Link& link, int peer, void* data, size_t bytes
       std::memcpy(data, d.data, bytes);
     }
   }
-  const double departure = link.departure();
+  const double departure = DeviceHooks::clock(*state_->ctx).on() ? link.departure() : 0;
   link.release();
   return departure;
+}
+
+std::optional<double> Communicator::departure_now() const {
+  const DeviceClock& clock = DeviceHooks::clock(*state_->ctx);
+  return clock.on() ? std::optional<double>(clock.now) : std::nullopt;
 }
 
 void Communicator::arrive(int peer, size_t bytes, double departure) {
@@ -190,7 +195,7 @@ void Communicator::send(int peer, const void* data, size_t bytes) {
   const size_t segment = state_->segment_bytes;
   const size_t n = segment_count(bytes, segment);
   const auto* p = static_cast<const std::byte*>(readable(data, bytes));
-  const double departure = DeviceHooks::clock(*state_->ctx).now;
+  const std::optional<double> departure = departure_now();
   for (size_t i = 0; i < n; ++i) {
     const size_t offset = i * segment;
     post_segment(link, p + offset, n == 1 ? bytes : std::min(segment, bytes - offset), bytes, i,
@@ -257,7 +262,7 @@ void Communicator::exchange(int to, const void* send_data, size_t send_bytes, in
   uint32_t last = 0;
   bool in_place = false;  // some segment is read from send_data itself
   // Both transfers start now: the receive below must not delay the send.
-  const double departure = DeviceHooks::clock(*state_->ctx).now;
+  const std::optional<double> departure = departure_now();
   double received_departure = 0;
   for (size_t i = 0; i < std::max(sends, receives); ++i) {
     const size_t offset = i * segment;

@@ -46,6 +46,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -151,9 +152,11 @@ class Communicator {
   Link& link_to(int peer);
   Link& link_from(int peer);
   void check_count(int64_t count, const char* what) const;
-  // `departure`: the sender's virtual clock when the transfer began.
+  // `departure`: the sender's virtual clock when the transfer began (none
+  // without virtual time: departure_now()).
   void post_segment(Link& link, const void* data, size_t bytes, size_t total, size_t index,
-                    double departure);
+                    std::optional<double> departure);
+  std::optional<double> departure_now() const;
   // `data` itself if a peer may read it in place (see above), else a copy.
   const void* readable(const void* data, size_t bytes);
   // Takes segment `index` (`bytes` of a `total`-byte transfer) from `link`

@@ -10,6 +10,7 @@
 //   Meeting m(ctx, axes, groups, "all_gather");
 //   m.publish(CollectiveCall("all_gather", x.dtype(), x.shape()).param("tiled", 1), in, out);
 //   m.meet();            // checks the calls match, then everyone proceeds
+//   m.price(...);        // virtual time: the transfers it stands for arrive
 //   ... read m.input(r) ...
 //   m.arrive();          // departure: nobody reads our buffers any more
 // Buffers published must stay valid until the member's last arrive() (or,

@@ -20,6 +20,18 @@ void check_amount(int device, const char* what, double value) {
   }
 }
 
+// A huge amount would make the clock infinite, which the network model would
+// then reject on some peer: name this device instead.
+void move_clock(int device, DeviceClock& clock, double seconds) {
+  const double later = clock.now + seconds;
+  if (!std::isfinite(later)) {
+    throw InvalidArgumentError("device " + std::to_string(device) + ": its virtual clock (" +
+                               std::to_string(clock.now) + " s) advanced by " +
+                               std::to_string(seconds) + " s is not finite");
+  }
+  clock.now = later;
+}
+
 }  // namespace
 
 double DeviceContext::now() const {
@@ -30,7 +42,7 @@ double DeviceContext::now() const {
 void DeviceContext::advance(double seconds) {
   check_usable("DeviceContext::advance");
   check_amount(device_.id, "advance", seconds);
-  if (device_.clock.on()) device_.clock.now += seconds;
+  if (device_.clock.on()) move_clock(device_.id, device_.clock, seconds);
 }
 
 void DeviceContext::compute(double flops, double bytes) {
@@ -51,7 +63,7 @@ void DeviceContext::compute(double flops, double bytes) {
     }
     seconds = std::max(seconds, amount / rate);
   }
-  clock.now += seconds;
+  move_clock(device_.id, clock, seconds);
 }
 
 DeviceClock& DeviceHooks::clock(DeviceContext& ctx) { return ctx.device_.clock; }

@@ -356,9 +356,10 @@ void RuntimeImpl::launch(const Mesh& mesh_arg, const std::function<void(DeviceCo
                          const LaunchOptions& options) {
   if (!body) throw InvalidArgumentError("launch on " + mesh_arg.to_string() + ": empty body");
   check_device_ids(mesh_arg);
-  std::unique_ptr<LaunchTime> time;
+  if (options.record != nullptr) *options.record = LaunchRecord{};
+  std::shared_ptr<LaunchTime> time;
   if (const auto& config = options.time ? options.time : options_.virtual_time) {
-    time = std::make_unique<LaunchTime>(*config, mesh_arg, num_devices());
+    time = std::make_shared<LaunchTime>(*config, mesh_arg, num_devices());
   }
   // Before anything is acquired: a launch nested on a device its own launch
   // holds would wait forever.

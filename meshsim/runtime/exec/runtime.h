@@ -129,7 +129,8 @@ struct LaunchOptions {
   // Virtual time for this launch (time/virtual_time.h); unset: the
   // runtime's RuntimeOptions::virtual_time.
   std::shared_ptr<const VirtualTime> time;
-  // When set, filled when the launch returns, and when it throws.
+  // When set, cleared when the launch begins, and filled once its devices
+  // have run (also when it then throws).
   LaunchRecord* record = nullptr;
 };
 

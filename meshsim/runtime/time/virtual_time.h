@@ -13,8 +13,12 @@
 //   all_gather send the whole input (or shard) to every peer, psum_scatter
 //   and all_to_all one block to each peer, ppermute one buffer along each
 //   pair, pbroadcast the source's buffer to every peer, a barrier zero bytes
-//   to every peer. A member waits only for the data it receives (a device
+//   to every peer; argmax / argmin as psum, ragged_all_to_all the rows each
+//   sender sends. A member waits only for the data it receives (a device
 //   that ppermute sends nothing to keeps its clock);
+// - an algorithm that reads its peers' arguments in place
+//   (AlgorithmInfo::reads_peer_args) moves data the model does not see: only
+//   its point-to-point transfers and Communicator barriers are priced;
 // - device code advances its own clock for compute (DeviceContext::advance,
 //   DeviceContext::compute on a roofline);
 // - a *_start prices its transfers but leaves the clock where it is; its

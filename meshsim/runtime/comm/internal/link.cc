@@ -18,9 +18,9 @@ Link::Descriptor& Link::claim(Waiter& waiter) {
 uint32_t Link::publish() { return distance(count(posted_.advance()), 1); }
 
 uint32_t Link::post(Waiter& waiter, const void* data, size_t bytes, size_t total, size_t index,
-                    double departure) {
+                    std::optional<double> departure) {
   Descriptor& d = claim(waiter);
-  departures_[&d - ring_.data()] = departure;
+  if (departure) departures_[&d - ring_.data()] = *departure;
   if (copies_at_post(bytes)) {
     if (bytes > 0) std::memcpy(d.inline_bytes.data(), data, bytes);
     d.data = d.inline_bytes.data();
@@ -33,9 +33,9 @@ uint32_t Link::post(Waiter& waiter, const void* data, size_t bytes, size_t total
   return publish();
 }
 
-uint32_t Link::post(Waiter& waiter, Array message, double departure) {
+uint32_t Link::post(Waiter& waiter, Array message, std::optional<double> departure) {
   Descriptor& d = claim(waiter);
-  departures_[&d - ring_.data()] = departure;
+  if (departure) departures_[&d - ring_.data()] = *departure;
   d.data = message.bytes();
   d.bytes = message.nbytes();
   d.total = d.bytes;

@@ -31,6 +31,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 
 #include "meshsim/runtime/array/array.h"
 #include "meshsim/runtime/exec/internal/wait_word.h"
@@ -66,12 +67,13 @@ class Link {
   // Waits (through `waiter`) for a credit, then posts `bytes` at `data`: read
   // in place, so they must stay valid and unchanged until released, unless
   // copies_at_post(bytes). `departure` is the sender's virtual clock when the
-  // transfer began (0 without virtual time), for the receiver to price it.
+  // transfer began, for a receiver keeping virtual time to price it (none
+  // without virtual time: the departure line is then left alone).
   // Returns the descriptor's sequence number.
   uint32_t post(Waiter& waiter, const void* data, size_t bytes, size_t total, size_t index,
-                double departure = 0);
+                std::optional<double> departure = std::nullopt);
   // The same with an owned message: the sender may return and forget it.
-  uint32_t post(Waiter& waiter, Array message, double departure = 0);
+  uint32_t post(Waiter& waiter, Array message, std::optional<double> departure = std::nullopt);
   // Waits until descriptor `sequence` (and every one before it) is released.
   // Sender side only.
   void wait_released(Waiter& waiter, uint32_t sequence);
@@ -83,7 +85,8 @@ class Link {
   // The owned message of the descriptor next() returned (an empty Array if it
   // has none), moved out.
   Array take_message();
-  // The departure posted with the descriptor next() returned.
+  // The departure posted with the descriptor next() returned (only when the
+  // sender gave one: every device of a launch keeps virtual time, or none).
   double departure() const;
   // Releases the descriptor next() returned (dropping an owned message).
   void release();

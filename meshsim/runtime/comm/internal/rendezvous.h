@@ -64,7 +64,7 @@ class Rendezvous {
     // Per-member extra data of an operation (e.g. ragged offsets); opaque here.
     const void* extra = nullptr;
     CollectiveCall call;
-    // Virtual time: the member's clock at its last two priced meetings, by
+    // Virtual time: the member's clock at its last two posting meetings, by
     // parity of `clock_posts` (post_clock).
     double clock[2] = {0, 0};
     uint32_t clock_posts = 0;
@@ -102,12 +102,13 @@ class Rendezvous {
   // member's next meeting, and nobody reads the slots' buffers in place.
   bool meet_sharing(int rank, Waiter& waiter, std::span<const std::byte> data);
   const std::byte* shared(int reader, int rank) const { return exchange_->shared(reader, rank); }
-  // Virtual time: member `rank` posts its clock before a meeting whose cost
-  // is modeled; after that meeting, posted_clock(rank, r) is what member r
-  // posted for it. Double-buffered like the exchange's posts: a member
-  // overwrites the clock of priced meeting k only at priced meeting k + 2,
-  // which it reaches after every peer met it again since reading k. The
-  // meeting orders the writes before the reads.
+  // Virtual time: every member posts its clock before the same meetings (a
+  // collective's first meeting, whether or not its cost is then modeled;
+  // Communicator barriers); after such a meeting, posted_clock(rank, r) is
+  // what member r posted for it. Double-buffered like the exchange's posts:
+  // a member overwrites the clock of posting meeting k only at posting
+  // meeting k + 2, which it reaches after every peer met it again since
+  // reading k. The meeting orders the writes before the reads.
   void post_clock(int rank, double clock) {
     Slot& own = slots_[rank];
     own.clock[own.clock_posts & 1] = clock;

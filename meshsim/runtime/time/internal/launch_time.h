@@ -13,7 +13,9 @@
 
 namespace meshsim {
 
-class LaunchTime {
+// Owned by a shared_ptr for the launch's duration: a *_start's handle keeps
+// a weak_ptr, so its done() can tell that the launch has ended.
+class LaunchTime : public std::enable_shared_from_this<LaunchTime> {
  public:
   // Checks `config` against `mesh` (whose device ids are below
   // `device_limit`): InvalidArgumentError for a missing network model, one
