@@ -26,6 +26,7 @@
 #include "meshsim/runtime/drivers/sharded_array.h"   // IWYU pragma: export
 #include "meshsim/runtime/exec/device_context.h"     // IWYU pragma: export
 #include "meshsim/runtime/exec/errors.h"             // IWYU pragma: export
+#include "meshsim/runtime/exec/launch_record.h"      // IWYU pragma: export
 #include "meshsim/runtime/exec/runtime.h"            // IWYU pragma: export
 #include "meshsim/runtime/exec/wait_policy.h"        // IWYU pragma: export
 #include "meshsim/runtime/time/callback_model.h"     // IWYU pragma: export
@@ -33,6 +34,8 @@
 #include "meshsim/runtime/time/congestion_unaware_model.h"  // IWYU pragma: export
 #include "meshsim/runtime/time/network_model.h"      // IWYU pragma: export
 #include "meshsim/runtime/time/virtual_time.h"       // IWYU pragma: export
+#include "meshsim/runtime/trace/chrome_trace.h"      // IWYU pragma: export
+#include "meshsim/runtime/trace/trace_event.h"       // IWYU pragma: export
 #include "meshsim/collectives/algorithms/registry.h"  // IWYU pragma: export
 #include "meshsim/collectives/all_gather.h"          // IWYU pragma: export
 #include "meshsim/collectives/all_to_all.h"          // IWYU pragma: export

@@ -60,6 +60,20 @@ Columns (nccl-tests conventions; one row per size, sizes -b, -b*f, ... <= -e):
           what ran and the rule that chose it (the call's --algo, a
           MESHSIM_ALGO rule, a runtime rule, or the default), as mesh
           position 0 recorded its first call of the size.
+  model, mbusbw
+          with --topology: one more launch makes one call in virtual time on
+          a congestion-unaware model of the topology (mesh position p on node
+          p); model is the latest device's clock at its end, in us, and
+          mbusbw the busbw that time gives. The topology is a JSON file
+          (ASTRA-sim's network description) or a one-line spec:
+            kind[:sizes]:bw=BANDWIDTH,lat=LATENCY[;...]   e.g.
+            ring:bw=50GB/s,lat=500ns   switch:bw=400GB/s,lat=1us
+            torus2d:4x4:bw=100GB/s,lat=1us   ring:8:bw=400GB/s,lat=100ns;switch:4:bw=50GB/s,lat=2us
+          kinds: fully_connected, switch, ring, bidirectional_ring, torus2d,
+          torus3d; bandwidth in bytes/s (B/s KB/s MB/s GB/s, KiB/s ...),
+          latency in s ms us ns. --trace FILE writes that call at the
+          largest size (or, without --topology, a traced call in wall time)
+          as Chrome trace JSON for ui.perfetto.dev.
 
 Algorithms (`meshsim algorithms` lists them with their preconditions, costs
 and tunables): --algo NAME forces one (the run fails if its preconditions

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -143,6 +145,11 @@ BenchCommand::BenchCommand(CLI::App& bench) {
   bench.add_option("--exec", exec_,
                    "How devices run: threads (an OS thread each) or fibers (fibers on a few "
                    "worker threads, one per usable core); default: MESHSIM_EXEC, else threads");
+  bench.add_option("--topology", topology_,
+                   "Also model one call per size on this network: a JSON file or a spec such as "
+                   "ring:bw=50GB/s,lat=500ns (see below); adds modeled time and busbw columns");
+  bench.add_option("--trace", trace_,
+                   "Write a Chrome / Perfetto trace of one call at the largest size to this file");
   bench.add_option("--root", root_, "pbroadcast: the source rank")->capture_default_str();
   bench.add_option("--seed", seed_, "ragged_all_to_all: seed of the send sizes")
       ->capture_default_str();
@@ -211,8 +218,22 @@ BenchOptions BenchCommand::options() const {
   }
   o.params.root = root_;
   o.params.seed = seed_;
+  if (!topology_.empty()) {
+    o.time = parse_topology_option(topology_, o.mesh);
+    o.topology_text = topology_;
+  }
+  if (!trace_.empty()) {
+    // Checked now, not after a long sweep.
+    const std::filesystem::path parent = std::filesystem::path(trace_).parent_path();
+    std::error_code ec;
+    if (!parent.empty() && !std::filesystem::is_directory(parent, ec)) {
+      throw bad_value("--trace", trace_, "its directory does not exist");
+    }
+  }
+  o.trace_path = trace_;
   return o;
 }
+
 
 BenchOptions parse_bench_args(std::vector<std::string> args) {
   CLI::App app("meshsim bench");

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -44,6 +45,14 @@ struct BenchOptions {
   std::chrono::milliseconds timeout{60000};
   // How the runtime runs the devices (--exec); unset: MESHSIM_EXEC, else threads.
   std::optional<ExecutionMode> exec;
+  // --topology: each size also runs one call in virtual time on a
+  // congestion-unaware model of this topology (mesh position p on node p);
+  // topology_text is what the user gave. Null: no modeled columns.
+  std::shared_ptr<const VirtualTime> time;
+  std::string topology_text;
+  // --trace: where to write the Chrome trace of one call at the sweep's
+  // largest size (in virtual time too with --topology); empty: none.
+  std::string trace_path;
 
   // Devices per group: the product of the axes' sizes.
   int group_size() const;
@@ -87,6 +96,8 @@ class BenchCommand {
   std::string format_ = "table";
   std::string exec_;
   int64_t timeout_ms_ = 60000;
+  std::string topology_;
+  std::string trace_;
   int root_ = 0;
   uint64_t seed_ = 1;
 };

@@ -70,6 +70,11 @@ std::vector<std::string> header_lines(const ReportHeader& h) {
                                    c.floor_formula, h.floor_us)
                      : fmt::format("# floor: {}", c.floor_formula),
       execution_line(h.meeting),
+      o.time != nullptr
+          ? fmt::format("# topology {}: model = one call's modeled time (latest device's "
+                        "virtual clock, congestion-unaware), mbusbw = busbw at that time",
+                        o.topology_text)
+          : "# topology: none (--topology adds modeled time)",
       h.meeting.execution == ExecutionMode::kFibers
           ? fmt::format("# meeting floor: {} fibers, yield barrier {:.2f} us per episode "
                         "(std::barrier: not on fibers, it would block a worker)",
@@ -90,15 +95,19 @@ class TableWriter : public ReportWriter {
   void begin(const ReportHeader& header) override {
     for (const std::string& line : header_lines(header)) out_ << line << '\n';
     columns_ = header.columns;
+    modeled_ = header.options->time != nullptr;
     out_ << "#\n";
     if (columns_.empty()) {
       out_ << fmt::format("# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>10}  {:>8}  {:>8}  {:>7}  "
-                          "{:>10}  {:<18}  {}\n",
+                          "{:>10}{}  {:<18}  {}\n",
                           "size", "count", "type", "redop", "root", "time", "algbw", "busbw",
-                          "#wrong", "med", "algorithm", "chosen by")
+                          "#wrong", "med",
+                          modeled_ ? fmt::format("  {:>10}  {:>8}", "model", "mbusbw") : "",
+                          "algorithm", "chosen by")
            << fmt::format("# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>10}  {:>8}  {:>8}  {:>7}  "
-                          "{:>10}\n",
-                          "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)")
+                          "{:>10}{}\n",
+                          "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)",
+                          modeled_ ? fmt::format("  {:>10}  {:>8}", "(us)", "(GB/s)") : "")
            << std::flush;
       return;
     }
@@ -108,9 +117,13 @@ class TableWriter : public ReportWriter {
     std::string units =
         fmt::format("# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}", "(B)", "(elements)", "", "", "");
     for (const std::string& name : columns_) {
-      names += fmt::format("  {:>19}", name);
+      names += fmt::format("  {:>{}}", name, modeled_ ? 38 : 19);
       labels += fmt::format("  {:>10}  {:>7}", "time", "busbw");
       units += fmt::format("  {:>10}  {:>7}", "(us)", "(GB/s)");
+      if (modeled_) {
+        labels += fmt::format("  {:>10}  {:>7}", "model", "mbusbw");
+        units += fmt::format("  {:>10}  {:>7}", "(us)", "(GB/s)");
+      }
     }
     out_ << names << '\n'
          << labels << fmt::format("  {:>7}\n", "#wrong") << units << '\n'
@@ -122,9 +135,13 @@ class TableWriter : public ReportWriter {
     out_ << fmt::format("{:>12}  {:>12}  {:>8}  {:>6}  {:>6}", r.size, r.count, dtype_name(r.type),
                         r.redop, r.root);
     if (columns_.empty()) {
-      out_ << fmt::format("  {:>10.2f}  {:>8.2f}  {:>8.2f}  {:>7}  {:>10.2f}  {:<18}  {}\n",
+      out_ << fmt::format("  {:>10.2f}  {:>8.2f}  {:>8.2f}  {:>7}  {:>10.2f}{}  {:<18}  {}\n",
                           r.time_us, r.bandwidth.algbw, r.bandwidth.busbw, wrong_text(r.wrong),
-                          r.median_us, r.algorithm.empty() ? "-" : r.algorithm,
+                          r.median_us,
+                          modeled_ ? fmt::format("  {:>10.2f}  {:>8.2f}", r.modeled_us.value_or(0),
+                                                 r.modeled_busbw)
+                                   : "",
+                          r.algorithm.empty() ? "-" : r.algorithm,
                           r.chosen_by.empty() ? "-" : r.chosen_by)
            << std::flush;
       return;
@@ -134,10 +151,15 @@ class TableWriter : public ReportWriter {
     for (size_t i = 0; i < cells.size(); ++i) {
       if (!cells[i]) {
         out_ << fmt::format("  {:>10}  {:>7}", "-", "-");
+        if (modeled_) out_ << fmt::format("  {:>10}  {:>7}", "-", "-");
         continue;
       }
       const Row& cell = *cells[i];
       out_ << fmt::format("  {:>10.2f}  {:>7.2f}", cell.time_us, cell.bandwidth.busbw);
+      if (modeled_) {
+        out_ << fmt::format("  {:>10.2f}  {:>7.2f}", cell.modeled_us.value_or(0),
+                            cell.modeled_busbw);
+      }
       if (cell.wrong) wrong = wrong.value_or(0) + *cell.wrong;
       if (!cell.algorithm.empty() && cell.algorithm != columns_[i]) {
         notes += fmt::format("# note: at {} B, {} ran as {} (chosen by {})\n", cell.size,
@@ -175,6 +197,7 @@ class TableWriter : public ReportWriter {
  private:
   std::ostream& out_;
   std::vector<std::string> columns_;
+  bool modeled_ = false;  // --topology: modeled time and busbw after each time
 };
 
 // One line per size and algorithm that ran.
@@ -185,18 +208,20 @@ class CsvWriter : public ReportWriter {
   void begin(const ReportHeader& header) override {
     for (const std::string& line : header_lines(header)) out_ << line << '\n';
     out_ << "size,count,type,redop,root,time_us,algbw_gbps,busbw_gbps,wrong,median_us,"
-            "algorithm,chosen_by\n"
+            "algorithm,chosen_by,modeled_us,modeled_busbw_gbps\n"
          << std::flush;
   }
 
   void row(std::span<const std::optional<Row>> cells) override {
     for (const std::optional<Row>& r : cells) {
       if (!r) continue;
-      out_ << fmt::format("{},{},{},{},{},{:.3f},{:.4f},{:.4f},{},{:.3f},{},{}\n", r->size,
+      out_ << fmt::format("{},{},{},{},{},{:.3f},{:.4f},{:.4f},{},{:.3f},{},{},{},{}\n", r->size,
                           r->count, dtype_name(r->type), r->redop, r->root, r->time_us,
                           r->bandwidth.algbw, r->bandwidth.busbw,
                           r->wrong ? std::to_string(*r->wrong) : "", r->median_us, r->algorithm,
-                          r->chosen_by);
+                          r->chosen_by,
+                          r->modeled_us ? fmt::format("{:.6g}", *r->modeled_us) : "",
+                          r->modeled_us ? fmt::format("{:.4f}", r->modeled_busbw) : "");
     }
     out_ << std::flush;
   }
@@ -276,6 +301,7 @@ class JsonWriter : public ReportWriter {
          << "  \"warmup\": " << o.warmup << ",\n"
          << "  \"check\": " << (o.check ? "true" : "false") << ",\n"
          << "  \"timeout_ms\": " << o.timeout.count() << ",\n"
+         << "  \"topology\": " << (o.time ? json_string(o.topology_text) : "null") << ",\n"
          << "  \"time\": \"max over devices of (device time / iters)\",\n"
          << "  \"memcpy\": {\"threads\": " << h.memcpy.threads << ", \"bytes\": " << h.memcpy.bytes
          << ", \"copies_per_run\": " << h.memcpy.copies_per_run
@@ -322,7 +348,10 @@ class JsonWriter : public ReportWriter {
          << ", \"wrong\": " << (r.wrong ? std::to_string(*r.wrong) : "null")
          << ", \"median_us\": " << json_number(r.median_us)
          << ", \"algorithm\": " << json_string(r.algorithm)
-         << ", \"chosen_by\": " << json_string(r.chosen_by) << "}" << std::flush;
+         << ", \"chosen_by\": " << json_string(r.chosen_by)
+         << ", \"modeled_us\": " << (r.modeled_us ? json_number(*r.modeled_us) : "null")
+         << ", \"modeled_busbw_gbps\": "
+         << (r.modeled_us ? json_number(r.modeled_busbw) : "null") << "}" << std::flush;
     first_row_ = false;
   }
 

@@ -10,6 +10,7 @@
 
 #include "meshsim/collectives/algorithms/registry.h"
 #include "meshsim/runtime/exec/runtime.h"
+#include "meshsim/runtime/trace/chrome_trace.h"
 #include "tools/bench_machine.h"
 #include "tools/bench_report.h"
 #include "tools/bench_timing.h"
@@ -90,17 +91,25 @@ std::vector<std::string> side_by_side(const AlgorithmRegistry& registry,
 // One size: one cell per column (--algo all; the algorithms applicable at
 // this size run, one launch each), else one. Empty when the size holds no
 // element per device.
+// With --topology, each cell also runs one modeled call; `trace` (null: none)
+// receives the trace of the last cell's.
 std::vector<std::optional<Row>> run_cells(Runtime& runtime, const BenchOptions& options,
-                                          const std::vector<std::string>& columns, size_t bytes) {
+                                          const std::vector<std::string>& columns, size_t bytes,
+                                          LaunchRecord* trace) {
   const std::optional<Workload> work = prepare_size(options, bytes);
   if (!work) return {};
-  if (columns.empty()) return {time_workload(runtime, options, *work, options.algo)};
+  const auto cell = [&](std::string_view algorithm) {
+    Row row = time_workload(runtime, options, *work, algorithm);
+    model_workload(runtime, options, *work, algorithm, row, trace);
+    return row;
+  };
+  if (columns.empty()) return {cell(options.algo)};
   const std::vector<std::string> applicable =
       applicable_at(algorithm_registry(runtime), options, bytes);
   std::vector<std::optional<Row>> cells(columns.size());
   for (size_t i = 0; i < columns.size(); ++i) {
     if (std::find(applicable.begin(), applicable.end(), columns[i]) != applicable.end()) {
-      cells[i] = time_workload(runtime, options, *work, columns[i]);
+      cells[i] = cell(columns[i]);
     }
   }
   return cells;
@@ -142,10 +151,12 @@ int run_bench(const BenchOptions& options, std::ostream& out, std::ostream* prog
     summary.algorithms.push_back({.name = name, .wrong = summary.wrong});
   }
   int rows = 0;
+  LaunchRecord trace;
   for (size_t i = 0; i < sizes.size(); ++i) {
     line.show(fmt::format("# {}: {} B ({}/{})", collective.name, sizes[i], i + 1, sizes.size()));
+    const bool traced = !options.trace_path.empty() && i + 1 == sizes.size();
     const std::vector<std::optional<Row>> cells =
-        run_cells(runtime, options, header.columns, sizes[i]);
+        run_cells(runtime, options, header.columns, sizes[i], traced ? &trace : nullptr);
     if (cells.empty()) continue;
     line.clear();
     writer->row(cells);
@@ -168,6 +179,7 @@ int run_bench(const BenchOptions& options, std::ostream& out, std::ostream* prog
     if (algorithm_rows[c] > 0) summary.algorithms[c].mean_busbw /= algorithm_rows[c];
   }
   writer->end(summary);
+  if (!options.trace_path.empty()) write_chrome_trace(trace, options.trace_path);
   return summary.wrong.value_or(0) > 0 ? 1 : 0;
 }
 

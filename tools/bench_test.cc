@@ -620,7 +620,7 @@ INSTANTIATE_TEST_SUITE_P(
             "   float32    none      -1  "},
         FormatCase{"csv",
                    {"size,count,type,redop,root,time_us,algbw_gbps,busbw_gbps,wrong,median_us,"
-                    "algorithm,chosen_by\n",
+                    "algorithm,chosen_by,modeled_us,modeled_busbw_gbps\n",
                     "\n64,4,float32,none,-1,", "\n256,16,float32,none,-1,"},
                    ",float32,none,-1,"},
         FormatCase{"json",

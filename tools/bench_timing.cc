@@ -132,4 +132,23 @@ Row time_workload(Runtime& runtime, const BenchOptions& options, const Workload&
   return row;
 }
 
+void model_workload(Runtime& runtime, const BenchOptions& options, const Workload& work,
+                    std::string_view algorithm, Row& row, LaunchRecord* trace) {
+  if (options.time == nullptr && trace == nullptr) return;
+  LaunchRecord own;
+  LaunchRecord& record = trace != nullptr ? *trace : own;
+  runtime.launch(
+      options.mesh,
+      [&](DeviceContext& ctx) {
+        options.collective->run(ctx, work, ctx.position(), options.axes, algorithm);
+      },
+      {.time = options.time, .record = &record, .trace = trace != nullptr});
+  if (options.time == nullptr) return;
+  const double seconds = record.makespan();
+  row.modeled_us = seconds * 1e6;
+  row.modeled_busbw =
+      seconds > 0 ? bandwidth(*options.collective, row.size, seconds, options.group_size()).busbw
+                  : 0;
+}
+
 }  // namespace meshsim::cli

@@ -38,6 +38,10 @@ struct Row {
   // records none.
   std::string algorithm;
   std::string chosen_by;
+  // With --topology: one call's modeled time (the latest device's virtual
+  // clock at its end) and the busbw it gives.
+  std::optional<double> modeled_us;
+  double modeled_busbw = 0;
 };
 
 // The workload of options.collective at one size of the sweep, with every
@@ -52,6 +56,11 @@ std::optional<Workload> prepare_size(const BenchOptions& options, size_t bytes);
 Row time_workload(Runtime& runtime, const BenchOptions& options, const Workload& work,
                   std::string_view algorithm);
 
+// With options.time or `trace`: one more launch of a single call, in virtual
+// time when options.time is set (filling row.modeled_*), traced when `trace`
+// is set (the events go to `trace`).
+void model_workload(Runtime& runtime, const BenchOptions& options, const Workload& work,
+                    std::string_view algorithm, Row& row, LaunchRecord* trace);
 // prepare_size, then time_workload with `algorithm` (options.algo unless
 // given; not "all").
 std::optional<Row> run_size(Runtime& runtime, const BenchOptions& options, size_t bytes);

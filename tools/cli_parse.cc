@@ -1,9 +1,15 @@
 #include "tools/cli_parse.h"
 
 #include <cctype>
+#include <filesystem>
 #include <limits>
+#include <memory>
+#include <string>
 
 #include "meshsim/mesh/error.h"
+#include "meshsim/mesh/topology/topology_json.h"
+#include "meshsim/mesh/topology/topology_spec.h"
+#include "meshsim/runtime/time/congestion_unaware_model.h"
 
 namespace meshsim::cli {
 namespace {
@@ -139,6 +145,21 @@ std::vector<int64_t> parse_shape(std::string_view text) {
     shape.push_back(static_cast<int64_t>(*value));
   }
   return shape;
+}
+
+std::shared_ptr<const VirtualTime> parse_topology_option(std::string_view text, const Mesh& mesh) {
+  const std::string spec(text);
+  try {
+    std::error_code ec;
+    const Topology topology = std::filesystem::is_regular_file(spec, ec)
+                                  ? read_topology_file(spec, mesh.size())
+                                  : parse_topology_spec(spec, mesh.size());
+    auto time = std::make_shared<VirtualTime>();
+    time->network = std::make_shared<CongestionUnawareModel>(topology);
+    return time;
+  } catch (const Error& e) {
+    throw bad_value("--topology", spec, e.message());
+  }
 }
 
 }  // namespace meshsim::cli

@@ -5,6 +5,7 @@
 // form.
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -13,6 +14,7 @@
 #include "meshsim/mesh/error.h"
 #include "meshsim/mesh/mesh.h"
 #include "meshsim/mesh/partition_spec.h"
+#include "meshsim/runtime/time/virtual_time.h"
 
 namespace meshsim::cli {
 
@@ -30,5 +32,9 @@ Mesh parse_mesh(std::string_view text);
 PartitionSpec parse_spec(std::string_view text);
 // "16,8"; "" is a scalar's shape.
 std::vector<int64_t> parse_shape(std::string_view text);
+// --topology: a file (JSON, topology_json.h) when `text` names one, else the
+// one-line spec (topology_spec.h), with mesh.size() nodes; virtual time on a
+// congestion-unaware model of it, mesh position p on node p.
+std::shared_ptr<const VirtualTime> parse_topology_option(std::string_view text, const Mesh& mesh);
 
 }  // namespace meshsim::cli

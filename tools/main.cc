@@ -2,7 +2,8 @@
 // collective on a simulated mesh in the nccl-tests convention (see
 // `meshsim bench --help`); `meshsim algorithms` lists the algorithms each
 // collective can run; `meshsim layout` draws which devices hold which block
-// of an array under a sharding.
+// of an array under a sharding; `meshsim trace` writes the Perfetto trace of
+// a small sharded training step in virtual time.
 
 #include <unistd.h>
 
@@ -15,6 +16,7 @@
 #include "tools/bench_options.h"
 #include "tools/bench_run.h"
 #include "tools/layout_command.h"
+#include "tools/trace_command.h"
 
 namespace {
 
@@ -35,6 +37,9 @@ int main(int argc, char** argv) {
   CLI::App* algorithms = app.add_subcommand(
       "algorithms", "List every collective's algorithms: preconditions, cost, tunables");
   meshsim::cli::AlgorithmsCommand algorithms_command(*algorithms);
+  CLI::App* trace = app.add_subcommand(
+      "trace", "Run a small sharded training step in virtual time and write its Perfetto trace");
+  meshsim::cli::TraceCommand trace_command(*trace);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -58,6 +63,23 @@ int main(int argc, char** argv) {
     } catch (const meshsim::Error& e) {
       std::cerr << "meshsim algorithms: " << e.what() << "\n";
       return kExitBadUsage;
+    }
+  }
+
+  if (trace->parsed()) {
+    meshsim::cli::TraceOptions trace_options;
+    try {
+      trace_options = trace_command.options();
+    } catch (const meshsim::Error& e) {
+      std::cerr << "meshsim trace: " << e.what() << "\n";
+      return kExitBadUsage;
+    }
+    try {
+      meshsim::cli::run_trace(trace_options, std::cout);
+      return 0;
+    } catch (const std::exception& e) {
+      std::cerr << "meshsim trace: failed: " << e.what() << "\n";
+      return kExitFailed;
     }
   }
 

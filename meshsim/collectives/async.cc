@@ -19,7 +19,11 @@ Array Pending::done() {
                               op_ + "_start ended");
     }
     ctx_->now();  // RuntimeUsageError from anywhere but the device's own body
-    DeviceHooks::clock(*ctx_).receive(end_);
+    DeviceClock& clock = DeviceHooks::clock(*ctx_);
+    const double before = clock.now;
+    clock.receive(end_);
+    DeviceTrace& trace = DeviceHooks::trace(*ctx_);
+    if (trace.on()) trace.instant(TraceKind::kWait, std::string(op_) + "_done", before, clock.now);
   }
   Array result = std::move(*result_);
   result_.reset();
@@ -33,6 +37,13 @@ namespace {
 template <class Collective>
 Pending start(DeviceContext& ctx, const char* op, Collective collective) {
   const double begin = ctx.now();  // RuntimeUsageError outside the device's launch body
+  // The start's events are marked async in a trace (they may overlap later ones).
+  struct InStart {
+    DeviceTrace& trace;
+    bool outer;
+    ~InStart() { trace.in_start = outer; }
+  } in_start{DeviceHooks::trace(ctx), DeviceHooks::trace(ctx).in_start};
+  in_start.trace.in_start = in_start.trace.on();
   DeviceClock& clock = DeviceHooks::clock(ctx);
   if (!clock.on()) return Pending(collective(), op);
   struct Restore {

@@ -20,6 +20,10 @@
 // where it was; done() moves it to the collective's end if that is later. So
 // compute advanced between start and done overlaps the communication: the
 // pair costs max(compute, collective), not the sum.
+//
+// In a trace (LaunchOptions::trace), a start's events are marked async, and
+// with virtual time done() records a kWait event "<op>_done" from the clock
+// it found to the clock it left.
 
 #include <memory>
 #include <optional>

@@ -13,7 +13,7 @@ namespace meshsim {
 Token psend(DeviceContext& ctx, const Array& x, AxisNames axes,
             ArgSpan<std::pair<int, int>> perm, Token /*after*/) {
   const GroupRef group = detail::group_for(ctx, axes, {}, "psend");
-  const OpScope scope(ctx, "psend", group.rendezvous);
+  OpScope scope(ctx, "psend", group, TraceKind::kTransfer);
   const int destination =
       detail::perm_route(perm, group.rank, group.rendezvous->size(), "psend", axes).destination;
   // A copy: the message must not share storage with x, which the sender may
@@ -21,10 +21,13 @@ Token psend(DeviceContext& ctx, const Array& x, AxisNames axes,
   if (destination >= 0) {
     const std::span<const int> ids = group.rendezvous->device_ids();
     group.messages_sent->store(true, std::memory_order_relaxed);
-    const DeviceClock& clock = DeviceHooks::clock(ctx);
+    if (TraceEvent* e = scope.event()) {
+      e->to = ids[destination];
+      e->bytes = static_cast<int64_t>(x.nbytes());
+    }
+    const std::optional<LinkStamp> stamp = DeviceHooks::stamp(ctx, scope.event());
     group.fabric->link(ids[group.rank], ids[destination], Fabric::Lane::kMessages)
-        .post(DeviceHooks::waiter(ctx), x.clone(),
-              clock.on() ? std::optional<double>(clock.now) : std::nullopt);
+        .post(DeviceHooks::waiter(ctx), x.clone(), stamp);
   }
   return {};
 }
@@ -32,7 +35,7 @@ Token psend(DeviceContext& ctx, const Array& x, AxisNames axes,
 Array precv(DeviceContext& ctx, Token /*after*/, Shape shape, DType dtype, AxisNames axes,
             ArgSpan<std::pair<int, int>> perm) {
   const GroupRef group = detail::group_for(ctx, axes, {}, "precv");
-  const OpScope scope(ctx, "precv", group.rendezvous);
+  OpScope scope(ctx, "precv", group, TraceKind::kTransfer);
   const int source =
       detail::perm_route(perm, group.rank, group.rendezvous->size(), "precv", axes).source;
   if (source < 0) return Array::zeros(std::move(shape), dtype);
@@ -41,10 +44,16 @@ Array precv(DeviceContext& ctx, Token /*after*/, Shape shape, DType dtype, AxisN
   link.next(DeviceHooks::waiter(ctx));
   Array message = link.take_message();
   DeviceClock& clock = DeviceHooks::clock(ctx);
-  const double departure = clock.on() ? link.departure() : 0;
+  const LinkStamp stamp = DeviceHooks::stamped(ctx) ? link.stamp() : LinkStamp{};
   link.release();
   if (clock.on()) {
-    clock.receive(ids[source], ids[group.rank], static_cast<int64_t>(message.nbytes()), departure);
+    clock.receive(ids[source], ids[group.rank], static_cast<int64_t>(message.nbytes()),
+                  stamp.departure);
+  }
+  if (TraceEvent* e = scope.event()) {
+    e->from = ids[source];
+    e->recv_bytes = static_cast<int64_t>(message.nbytes());
+    e->flow_in = stamp.flow;
   }
   if (message.dtype() != dtype || message.shape() != shape) {
     const std::string what =

@@ -134,15 +134,15 @@ const void* Communicator::readable(const void* data, size_t bytes) {
 }
 
 void Communicator::post_segment(Link& link, const void* data, size_t bytes, size_t total,
-                                size_t index, std::optional<double> departure) {
-  link.post(*state_->waiter, data, bytes, total, index, departure);
+                                size_t index, std::optional<LinkStamp> stamp) {
+  link.post(*state_->waiter, data, bytes, total, index, stamp);
   // Inline segments too: the call does not end before its peers took every
   // transfer, so none is left on the link for a later call to mistake.
   state_->pending->add(&link);
 }
 
-double Communicator::take_segment(Link& link, int peer, void* data, size_t bytes, size_t total,
-                                  size_t index, const Reduce* reduce) {
+LinkStamp Communicator::take_segment(Link& link, int peer, void* data, size_t bytes, size_t total,
+                                     size_t index, const Reduce* reduce) {
   const Link::Descriptor& d = link.next(*state_->waiter);
   if (d.total != total || d.index != index || d.bytes != bytes) {
     // Not released: the sender stays blocked until the launch aborts. Both
@@ -167,14 +167,9 @@ double Communicator::take_segment(Link& link, int peer, void* data, size_t bytes
       std::memcpy(data, d.data, bytes);
     }
   }
-  const double departure = DeviceHooks::clock(*state_->ctx).on() ? link.departure() : 0;
+  const LinkStamp stamp = DeviceHooks::stamped(*state_->ctx) ? link.stamp() : LinkStamp{};
   link.release();
-  return departure;
-}
-
-std::optional<double> Communicator::departure_now() const {
-  const DeviceClock& clock = DeviceHooks::clock(*state_->ctx);
-  return clock.on() ? std::optional<double>(clock.now) : std::nullopt;
+  return stamp;
 }
 
 void Communicator::arrive(int peer, size_t bytes, double departure) {
@@ -195,11 +190,16 @@ void Communicator::send(int peer, const void* data, size_t bytes) {
   const size_t segment = state_->segment_bytes;
   const size_t n = segment_count(bytes, segment);
   const auto* p = static_cast<const std::byte*>(readable(data, bytes));
-  const std::optional<double> departure = departure_now();
+  TraceScope trace(*state_->ctx, TraceKind::kTransfer, "send", state_->group);
+  if (TraceEvent* e = trace.event()) {
+    e->to = device_id(peer);
+    e->bytes = static_cast<int64_t>(bytes);
+  }
+  const std::optional<LinkStamp> stamp = DeviceHooks::stamp(*state_->ctx, trace.event());
   for (size_t i = 0; i < n; ++i) {
     const size_t offset = i * segment;
     post_segment(link, p + offset, n == 1 ? bytes : std::min(segment, bytes - offset), bytes, i,
-                 departure);
+                 stamp);
   }
 }
 
@@ -208,14 +208,21 @@ void Communicator::receive(int peer, void* data, size_t bytes, const Reduce* red
   const size_t segment = state_->segment_bytes;
   const size_t n = segment_count(bytes, segment);
   auto* p = static_cast<std::byte*>(data);
-  double departure = 0;
+  TraceScope trace(*state_->ctx, TraceKind::kTransfer, reduce != nullptr ? "recv_reduce" : "recv",
+                   state_->group);
+  LinkStamp first;
   for (size_t i = 0; i < n; ++i) {
     const size_t offset = i * segment;
-    const double posted = take_segment(
+    const LinkStamp posted = take_segment(
         link, peer, p + offset, n == 1 ? bytes : std::min(segment, bytes - offset), bytes, i, reduce);
-    if (i == 0) departure = posted;
+    if (i == 0) first = posted;
   }
-  arrive(peer, bytes, departure);
+  arrive(peer, bytes, first.departure);
+  if (TraceEvent* e = trace.event()) {
+    e->from = device_id(peer);
+    e->recv_bytes = static_cast<int64_t>(bytes);
+    e->flow_in = first.flow;
+  }
 }
 
 void Communicator::recv(int peer, void* data, size_t bytes) {
@@ -261,23 +268,32 @@ void Communicator::exchange(int to, const void* send_data, size_t send_bytes, in
   // each other never both wait for credits.
   uint32_t last = 0;
   bool in_place = false;  // some segment is read from send_data itself
+  TraceScope trace(*state_->ctx, TraceKind::kTransfer,
+                   reduce != nullptr ? "sendrecv_reduce" : "sendrecv", state_->group);
   // Both transfers start now: the receive below must not delay the send.
-  const std::optional<double> departure = departure_now();
-  double received_departure = 0;
+  const std::optional<LinkStamp> stamp = DeviceHooks::stamp(*state_->ctx, trace.event());
+  LinkStamp received;
   for (size_t i = 0; i < std::max(sends, receives); ++i) {
     const size_t offset = i * segment;
     if (i < sends) {
       const size_t len = sends == 1 ? send_bytes : std::min(segment, send_bytes - offset);
-      last = out.post(*state_->waiter, src + offset, len, send_bytes, i, departure);
+      last = out.post(*state_->waiter, src + offset, len, send_bytes, i, stamp);
       in_place = in_place || !Link::copies_at_post(len);
     }
     if (i < receives) {
       const size_t len = receives == 1 ? recv_bytes : std::min(segment, recv_bytes - offset);
-      const double posted = take_segment(in, from, dst + offset, len, recv_bytes, i, reduce);
-      if (i == 0) received_departure = posted;
+      const LinkStamp posted = take_segment(in, from, dst + offset, len, recv_bytes, i, reduce);
+      if (i == 0) received = posted;
     }
   }
-  arrive(from, recv_bytes, received_departure);
+  arrive(from, recv_bytes, received.departure);
+  if (TraceEvent* e = trace.event()) {
+    e->to = device_id(to);
+    e->from = device_id(from);
+    e->bytes = static_cast<int64_t>(send_bytes);
+    e->recv_bytes = static_cast<int64_t>(recv_bytes);
+    e->flow_in = received.flow;
+  }
   // Returns with the send buffer free again; the call's end waits for an
   // inline segment to be taken.
   if (in_place) {

@@ -62,6 +62,7 @@ namespace meshsim {
 
 struct CommunicatorState;
 class Link;
+struct LinkStamp;
 
 class Communicator {
  public:
@@ -152,18 +153,17 @@ class Communicator {
   Link& link_to(int peer);
   Link& link_from(int peer);
   void check_count(int64_t count, const char* what) const;
-  // `departure`: the sender's virtual clock when the transfer began (none
-  // without virtual time: departure_now()).
+  // `stamp`: the transfer's departure and flow id (DeviceHooks::stamp).
   void post_segment(Link& link, const void* data, size_t bytes, size_t total, size_t index,
-                    std::optional<double> departure);
-  std::optional<double> departure_now() const;
+                    std::optional<LinkStamp> stamp);
   // `data` itself if a peer may read it in place (see above), else a copy.
   const void* readable(const void* data, size_t bytes);
   // Takes segment `index` (`bytes` of a `total`-byte transfer) from `link`
   // into `data` (copy, or reduce when `reduce` is set); CollectiveShapeError
-  // if the sender posted anything else. Returns the segment's departure.
-  double take_segment(Link& link, int peer, void* data, size_t bytes, size_t total, size_t index,
-                      const Reduce* reduce);
+  // if the sender posted anything else. Returns the segment's stamp (zeros
+  // without virtual time or a trace).
+  LinkStamp take_segment(Link& link, int peer, void* data, size_t bytes, size_t total,
+                         size_t index, const Reduce* reduce);
   // Virtual time: a whole transfer of `bytes` from `peer`, which departed at
   // `departure`, has arrived.
   void arrive(int peer, size_t bytes, double departure);

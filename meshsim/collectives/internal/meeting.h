@@ -58,7 +58,7 @@ class Meeting {
   Meeting(DeviceContext& ctx, AxisNames axes, const AxisIndexGroups& index_groups, const char* op)
       : ctx_(ctx),
         group_(detail::group_for(ctx, axes, index_groups, op)),
-        scope_(ctx, op, group_.rendezvous) {}
+        scope_(ctx, op, group_) {}
 
   int size() const { return group_.rendezvous->size(); }
   int rank() const { return group_.rank; }
@@ -70,6 +70,13 @@ class Meeting {
   void publish(const CollectiveCall& call, const void* input, void* output,
                const void* extra = nullptr) {
     group_.rendezvous->slot(group_.rank).publish(call, input, output, extra);
+    // A collective with no algorithm choice (ppermute, argmax) is traced
+    // with its input's bytes.
+    if (TraceEvent* e = scope_.event(); e != nullptr && e->algorithm.empty()) {
+      int64_t elements = 1;
+      for (int64_t d : call.shape) elements *= d;
+      e->bytes = elements * static_cast<int64_t>(dtype_size(call.dtype));
+    }
   }
   const Rendezvous::Slot& peer(int rank) const { return group_.rendezvous->slot(rank); }
 

@@ -90,7 +90,16 @@ void DeviceHooks::record(DeviceContext& ctx, const CollectiveRecord& record) {
   } else {
     ++device.records_dropped;
   }
+  if (device.trace.on()) {
+    if (TraceEvent* e = device.trace.event(device.trace.open_collective)) {
+      e->algorithm = record.algorithm;
+      e->chosen_by = record.chosen_by;
+      e->bytes = static_cast<int64_t>(record.bytes);
+    }
+  }
 }
+
+
 
 void DeviceHooks::fail_and_settle(DeviceContext& ctx, std::exception_ptr error) {
   ctx.launch_->fail_and_settle(ctx.device_, std::move(error));
@@ -134,9 +143,36 @@ GroupRef DeviceHooks::group(DeviceContext& ctx, AxisNames axes,
   return ref;
 }
 
-OpScope::OpScope(DeviceContext& ctx, const char* op, const Rendezvous* group)
-    : device_(DeviceHooks::device(ctx)) {
-  device_.current_group.store(group, std::memory_order_relaxed);
+void TraceScope::open(const char* op, const GroupRef& group) {
+  DeviceTrace& trace = device_.trace;
+  event_ = trace.open(kind_, op, device_.clock.now);
+  traced_ = true;
+  if (TraceEvent* e = trace.event(event_)) {
+    try {
+      for (const std::string& axis : group.set->axes) {
+        if (!e->axes.empty()) e->axes += ',';
+        e->axes += axis;
+      }
+    } catch (...) {
+      trace.close(event_, device_.clock.now);  // bad_alloc: the scope will not end
+      throw;
+    }
+    e->group_size = group.rendezvous->size();
+  }
+  if (kind_ == TraceKind::kCollective) {
+    outer_collective_ = trace.open_collective;
+    trace.open_collective = event_;
+  }
+}
+
+void TraceScope::close() {
+  device_.trace.close(event_, device_.clock.now);
+  if (kind_ == TraceKind::kCollective) device_.trace.open_collective = outer_collective_;
+}
+
+OpScope::OpScope(DeviceContext& ctx, const char* op, const GroupRef& group, TraceKind kind)
+    : device_(DeviceHooks::device(ctx)), trace_(ctx, kind, op, group) {
+  device_.current_group.store(group.rendezvous, std::memory_order_relaxed);
   device_.current_op.store(op, std::memory_order_release);
 }
 

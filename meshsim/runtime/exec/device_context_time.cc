@@ -42,7 +42,11 @@ double DeviceContext::now() const {
 void DeviceContext::advance(double seconds) {
   check_usable("DeviceContext::advance");
   check_amount(device_.id, "advance", seconds);
-  if (device_.clock.on()) move_clock(device_.id, device_.clock, seconds);
+  DeviceClock& clock = device_.clock;
+  if (!clock.on()) return;
+  const double before = clock.now;
+  move_clock(device_.id, clock, seconds);
+  if (device_.trace.on()) device_.trace.instant(TraceKind::kCompute, "advance", before, clock.now);
 }
 
 void DeviceContext::compute(double flops, double bytes) {
@@ -63,9 +67,10 @@ void DeviceContext::compute(double flops, double bytes) {
     }
     seconds = std::max(seconds, amount / rate);
   }
+  const double before = clock.now;
   move_clock(device_.id, clock, seconds);
+  if (device_.trace.on()) device_.trace.instant(TraceKind::kCompute, "compute", before, clock.now);
 }
 
-DeviceClock& DeviceHooks::clock(DeviceContext& ctx) { return ctx.device_.clock; }
 
 }  // namespace meshsim

@@ -356,6 +356,15 @@ void RuntimeImpl::launch(const Mesh& mesh_arg, const std::function<void(DeviceCo
                          const LaunchOptions& options) {
   if (!body) throw InvalidArgumentError("launch on " + mesh_arg.to_string() + ": empty body");
   check_device_ids(mesh_arg);
+  if (options.trace && options.record == nullptr) {
+    throw InvalidArgumentError("launch on " + mesh_arg.to_string() +
+                               ": LaunchOptions::trace needs LaunchOptions::record to put the "
+                               "events in");
+  }
+  if (options.trace && options.trace_capacity == 0) {
+    throw InvalidArgumentError("launch on " + mesh_arg.to_string() +
+                               ": LaunchOptions::trace_capacity must be at least 1");
+  }
   if (options.record != nullptr) *options.record = LaunchRecord{};
   std::shared_ptr<LaunchTime> time;
   if (const auto& config = options.time ? options.time : options_.virtual_time) {
@@ -392,7 +401,8 @@ void RuntimeImpl::launch(const Mesh& mesh_arg, const std::function<void(DeviceCo
   // claim is released however this function is left.
   const LaunchHandle launch(new Launch(mesh_state, std::move(devices),
                                        FunctionRef<void(DeviceContext&)>(body), policy,
-                                       caller != nullptr ? caller->launch : nullptr, time.get()));
+                                       caller != nullptr ? caller->launch : nullptr, time.get(),
+                                       {options.trace, options.trace_capacity}));
   std::vector<std::unique_ptr<Fiber>> fibers;
   if (fibers_ != nullptr) fibers = fibers_->prepare(*launch);
   std::string unreceived;
@@ -408,7 +418,11 @@ void RuntimeImpl::launch(const Mesh& mesh_arg, const std::function<void(DeviceCo
       unreceived = mesh_state.take_unreceived_messages();
     }
   }
-  if (options.record != nullptr) options.record->end_times = launch->end_times();
+  if (options.record != nullptr) {
+    options.record->end_times = launch->end_times();
+    options.record->events = launch->take_events();
+    options.record->events_dropped = launch->events_dropped();
+  }
   if (launch->failed()) launch->rethrow();
   if (!unreceived.empty()) {
     throw UnreceivedMessageError("launch on " + mesh.to_string() +

@@ -34,6 +34,7 @@
 
 #include "meshsim/mesh/mesh.h"
 #include "meshsim/runtime/exec/device_context.h"
+#include "meshsim/runtime/exec/launch_record.h"
 #include "meshsim/runtime/exec/wait_policy.h"
 #include "meshsim/runtime/time/virtual_time.h"
 
@@ -132,6 +133,15 @@ struct LaunchOptions {
   // When set, cleared when the launch begins, and filled once its devices
   // have run (also when it then throws).
   LaunchRecord* record = nullptr;
+  // Records every device's events (trace/trace_event.h) into record->events;
+  // needs `record` (InvalidArgumentError otherwise). Off, tracing costs one
+  // branch per operation.
+  bool trace = false;
+  // At most this many events per device (more are counted in
+  // LaunchRecord::events_dropped); each takes about 250 bytes, so the default
+  // bounds a device's trace to ~4 MB (a ring all-reduce on 64 devices records
+  // ~130 events per device). At least 1; above INT_MAX is INT_MAX.
+  size_t trace_capacity = size_t{1} << 14;
 };
 
 class Runtime {

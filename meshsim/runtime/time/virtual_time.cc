@@ -1,7 +1,5 @@
 #include "meshsim/runtime/time/virtual_time.h"
 
-#include <algorithm>
-
 namespace meshsim {
 
 VirtualTime virtual_time_on(std::shared_ptr<NetworkModel> network, const AbstractMesh& mesh,
@@ -11,10 +9,6 @@ VirtualTime virtual_time_on(std::shared_ptr<NetworkModel> network, const Abstrac
     time.nodes[position] = mapping.node(position);
   }
   return time;
-}
-
-double LaunchRecord::makespan() const {
-  return end_times.empty() ? 0.0 : *std::max_element(end_times.begin(), end_times.end());
 }
 
 }  // namespace meshsim

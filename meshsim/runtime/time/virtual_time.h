@@ -64,13 +64,4 @@ struct VirtualTime {
 VirtualTime virtual_time_on(std::shared_ptr<NetworkModel> network, const AbstractMesh& mesh,
                             const TopologyMapping& mapping, DeviceSpec device = {});
 
-// What a launch leaves behind for its caller.
-struct LaunchRecord {
-  // Each device's clock when its body returned, by mesh position (empty
-  // when the launch ran without virtual time).
-  std::vector<double> end_times;
-  // The latest of end_times (0 when empty): the program's modeled duration.
-  double makespan() const;
-};
-
 }  // namespace meshsim

@@ -22,7 +22,7 @@ namespace {
 // A barrier over `axes` that reports itself as operation `op`.
 void named_barrier(DeviceContext& ctx, AxisNames axes, const char* op = "barrier") {
   const GroupRef g = DeviceHooks::group(ctx, axes);
-  const OpScope scope(ctx, op, g.rendezvous);
+  const OpScope scope(ctx, op, g);
   g.rendezvous->slot(g.rank).publish(CollectiveCall(op, DType::kFloat32, {}), nullptr, nullptr);
   g.rendezvous->meet(g.rank, DeviceHooks::waiter(ctx));
 }

@@ -18,9 +18,9 @@ Link::Descriptor& Link::claim(Waiter& waiter) {
 uint32_t Link::publish() { return distance(count(posted_.advance()), 1); }
 
 uint32_t Link::post(Waiter& waiter, const void* data, size_t bytes, size_t total, size_t index,
-                    std::optional<double> departure) {
+                    std::optional<LinkStamp> stamp) {
   Descriptor& d = claim(waiter);
-  if (departure) departures_[&d - ring_.data()] = *departure;
+  if (stamp) stamps_[&d - ring_.data()] = *stamp;
   if (copies_at_post(bytes)) {
     if (bytes > 0) std::memcpy(d.inline_bytes.data(), data, bytes);
     d.data = d.inline_bytes.data();
@@ -33,9 +33,9 @@ uint32_t Link::post(Waiter& waiter, const void* data, size_t bytes, size_t total
   return publish();
 }
 
-uint32_t Link::post(Waiter& waiter, Array message, std::optional<double> departure) {
+uint32_t Link::post(Waiter& waiter, Array message, std::optional<LinkStamp> stamp) {
   Descriptor& d = claim(waiter);
-  if (departure) departures_[&d - ring_.data()] = *departure;
+  if (stamp) stamps_[&d - ring_.data()] = *stamp;
   d.data = message.bytes();
   d.bytes = message.nbytes();
   d.total = d.bytes;
@@ -71,8 +71,8 @@ Array Link::take_message() {
   return ring_[slot].has_message ? std::move(messages_[slot]) : Array();
 }
 
-double Link::departure() const {
-  return departures_[count(released_.load(std::memory_order_relaxed)) % kSlots];
+LinkStamp Link::stamp() const {
+  return stamps_[count(released_.load(std::memory_order_relaxed)) % kSlots];
 }
 
 void Link::release() {

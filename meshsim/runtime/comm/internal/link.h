@@ -39,6 +39,12 @@
 
 namespace meshsim {
 
+// What a sender keeping virtual time or a trace posts with a transfer.
+struct LinkStamp {
+  double departure = 0;  // its virtual clock when the transfer began
+  uint64_t flow = 0;     // the transfer's trace flow id (0: not traced)
+};
+
 class Link {
  public:
   // How far a sender may run ahead of its receiver, in descriptors.
@@ -66,14 +72,13 @@ class Link {
 
   // Waits (through `waiter`) for a credit, then posts `bytes` at `data`: read
   // in place, so they must stay valid and unchanged until released, unless
-  // copies_at_post(bytes). `departure` is the sender's virtual clock when the
-  // transfer began, for a receiver keeping virtual time to price it (none
-  // without virtual time: the departure line is then left alone).
+  // copies_at_post(bytes). `stamp` is for a receiver keeping virtual time or
+  // a trace (none without either: the stamp lines are then left alone).
   // Returns the descriptor's sequence number.
   uint32_t post(Waiter& waiter, const void* data, size_t bytes, size_t total, size_t index,
-                std::optional<double> departure = std::nullopt);
+                std::optional<LinkStamp> stamp = std::nullopt);
   // The same with an owned message: the sender may return and forget it.
-  uint32_t post(Waiter& waiter, Array message, std::optional<double> departure = std::nullopt);
+  uint32_t post(Waiter& waiter, Array message, std::optional<LinkStamp> stamp = std::nullopt);
   // Waits until descriptor `sequence` (and every one before it) is released.
   // Sender side only.
   void wait_released(Waiter& waiter, uint32_t sequence);
@@ -85,9 +90,10 @@ class Link {
   // The owned message of the descriptor next() returned (an empty Array if it
   // has none), moved out.
   Array take_message();
-  // The departure posted with the descriptor next() returned (only when the
-  // sender gave one: every device of a launch keeps virtual time, or none).
-  double departure() const;
+  // The stamp posted with the descriptor next() returned (only when the
+  // sender gave one: the devices of a launch all keep virtual time or none
+  // does, and likewise for traces).
+  LinkStamp stamp() const;
   // Releases the descriptor next() returned (dropping an owned message).
   void release();
 
@@ -118,9 +124,10 @@ class Link {
   alignas(64) uint32_t released_seen_ = 0;
   std::array<Descriptor, kSlots> ring_;
   std::array<Array, kSlots> messages_;  // owned messages, by slot (psend only)
-  // Departures by slot, in a line of their own: only a receiver keeping
-  // virtual time reads them, so without it the line stays in the sender's cache.
-  alignas(64) std::array<double, kSlots> departures_{};
+  // Stamps by slot, in lines of their own: only a receiver keeping virtual
+  // time or a trace reads them, so without them the lines stay in the
+  // sender's cache.
+  alignas(64) std::array<LinkStamp, kSlots> stamps_{};
 };
 
 }  // namespace meshsim

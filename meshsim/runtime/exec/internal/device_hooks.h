@@ -1,16 +1,19 @@
 #pragma once
 // The hooks collectives are built on, kept out of the public DeviceContext:
 // the device's group over some axes, its waiter, and the scope that marks the
-// operation it is in for deadlock and timeout reports.
+// operation it is in for deadlock and timeout reports and traces it.
 
 #include <exception>
 
 #include "meshsim/mesh/axis_groups.h"
 #include "meshsim/runtime/comm/axis_names.h"
 #include "meshsim/runtime/comm/internal/mesh_state.h"
+#include "meshsim/runtime/comm/internal/link.h"
 #include "meshsim/runtime/exec/device_context.h"
+#include "meshsim/runtime/exec/internal/device_state.h"
 #include "meshsim/runtime/exec/internal/waiter.h"
 #include "meshsim/runtime/time/internal/launch_time.h"
+#include "meshsim/runtime/trace/internal/device_trace.h"
 
 namespace meshsim {
 
@@ -37,19 +40,74 @@ struct DeviceHooks {
   // The device's virtual clock (DeviceClock::on() says whether the launch
   // keeps time). Unchecked: for collectives, which checked the context when
   // they looked up their group or waiter.
-  static DeviceClock& clock(DeviceContext& ctx);
+  static DeviceClock& clock(DeviceContext& ctx) { return ctx.device_.clock; }
+  // The device's event recorder (DeviceTrace::on() says whether the launch
+  // traces). Unchecked, as clock().
+  static DeviceTrace& trace(DeviceContext& ctx) { return ctx.device_.trace; }
+  // Whether transfers carry a LinkStamp: the launch keeps virtual time or
+  // traces (every device of a launch alike, so sender and receiver agree).
+  static bool stamped(DeviceContext& ctx) {
+    return ctx.device_.clock.on() || ctx.device_.trace.on();
+  }
+  // The stamp of a transfer that begins now (none unless stamped()): the
+  // device's clock and, when the sender's event `sent` was recorded, a fresh
+  // flow id, which becomes the event's flow_out (so no receiver holds a flow
+  // whose send was dropped).
+  static std::optional<LinkStamp> stamp(DeviceContext& ctx, TraceEvent* sent) {
+    if (!stamped(ctx)) return std::nullopt;
+    LinkStamp stamp{ctx.device_.clock.now, 0};
+    if (sent != nullptr) sent->flow_out = stamp.flow = ctx.device_.trace.new_flow();
+    return stamp;
+  }
 };
 
-// Marks the collective a device is in, for deadlock / timeout reports.
+// Records an operation of `kind` named `op` over `group` as a trace event
+// for as long as it lives, when the launch traces (one branch otherwise).
+// A collective's event is the one the algorithm choice describes
+// (DeviceHooks::record). Scopes nest (LIFO) on the device's own thread.
+class TraceScope {
+ public:
+  TraceScope(DeviceContext& ctx, TraceKind kind, const char* op, const GroupRef& group)
+      : device_(DeviceHooks::device(ctx)), kind_(kind) {
+    if (device_.trace.on()) open(op, group);
+  }
+  ~TraceScope() {
+    if (traced_) close();
+  }
+  TraceScope(const TraceScope&) = delete;
+  TraceScope& operator=(const TraceScope&) = delete;
+
+  // The event, to describe it further; null when the launch does not trace
+  // (or the device's trace is full). Valid until the device opens another
+  // event.
+  TraceEvent* event() { return traced_ ? device_.trace.event(event_) : nullptr; }
+
+ private:
+  void open(const char* op, const GroupRef& group);
+  void close();
+
+  DeviceState& device_;
+  bool traced_ = false;
+  TraceKind kind_;
+  int event_ = DeviceTrace::kDropped;
+  int outer_collective_ = DeviceTrace::kDropped;  // restored when the scope ends
+};
+
+// Marks the operation a device is in (a collective, or psend / precv with
+// kind kTransfer) over `group`, for deadlock / timeout reports, and traces it.
 class OpScope {
  public:
-  OpScope(DeviceContext& ctx, const char* op, const Rendezvous* group);
+  OpScope(DeviceContext& ctx, const char* op, const GroupRef& group,
+          TraceKind kind = TraceKind::kCollective);
   ~OpScope();
   OpScope(const OpScope&) = delete;
   OpScope& operator=(const OpScope&) = delete;
 
+  TraceEvent* event() { return trace_.event(); }  // see TraceScope
+
  private:
   DeviceState& device_;
+  TraceScope trace_;
 };
 
 }  // namespace meshsim

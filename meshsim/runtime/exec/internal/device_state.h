@@ -14,6 +14,7 @@
 #include "meshsim/runtime/exec/internal/wait_word.h"
 #include "meshsim/runtime/exec/internal/waiter.h"
 #include "meshsim/runtime/time/internal/launch_time.h"
+#include "meshsim/runtime/trace/internal/device_trace.h"
 
 namespace meshsim {
 
@@ -60,6 +61,8 @@ struct alignas(64) DeviceState {
 
   // Its virtual clock in the current launch (off unless the launch keeps time).
   DeviceClock clock;
+  // Its event recorder in the current launch (off unless the launch traces).
+  DeviceTrace trace;
   // What the device's code receives; the launch enters and leaves it.
   DeviceContext context;
 

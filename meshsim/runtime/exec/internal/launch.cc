@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <functional>
+#include <iterator>
 #include <typeinfo>
 
 #include "meshsim/runtime/exec/device_context.h"
@@ -45,7 +46,7 @@ std::exception_ptr attribute(int device_id, std::exception_ptr error) {
 
 Launch::Launch(MeshState& mesh, std::vector<DeviceState*> devices,
                FunctionRef<void(DeviceContext&)> body, WaitPolicy policy,
-               const Launch* enclosing, const LaunchTime* time)
+               const Launch* enclosing, const LaunchTime* time, LaunchTraceSettings trace)
     : mesh_(mesh),
       devices_(std::move(devices)),
       body_(body),
@@ -53,6 +54,10 @@ Launch::Launch(MeshState& mesh, std::vector<DeviceState*> devices,
       enclosing_(enclosing),
       time_(time),
       end_times_(time != nullptr ? devices_.size() : 0),
+      trace_(trace),
+      origin_(trace.on ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{}),
+      events_(trace.on ? devices_.size() : 0),
+      events_dropped_(trace.on ? devices_.size() : 0),
       started_(new std::atomic<bool>[devices_.size()]),
       finished_(new std::atomic<bool>[devices_.size()]),
       remaining_(static_cast<int>(devices_.size())),
@@ -86,6 +91,7 @@ void Launch::run_device(int position) {
   device.records.clear();
   device.records_dropped = 0;
   device.clock.begin_launch(time_);
+  device.trace.begin_launch(trace_.on, trace_.capacity, origin_, device.id, position);
   device.context.enter(*this, position);
   try {
     body_(device.context);
@@ -98,6 +104,10 @@ void Launch::run_device(int position) {
   }
   device.context.leave();
   if (time_ != nullptr) end_times_[position] = device.clock.now;
+  if (trace_.on) {
+    events_[position] = device.trace.take_events();
+    events_dropped_[position] = device.trace.dropped();
+  }
   if (!device.waiter.cancelled() && !device.settled_early) settle();
   device.waiter.detach();
   device.current_op.store(nullptr, std::memory_order_relaxed);
@@ -110,6 +120,24 @@ void Launch::run_device(int position) {
   }
   if (remaining_.fetch_sub(1, std::memory_order_acq_rel) == 1) done_.advance();
   release();
+}
+
+std::vector<TraceEvent> Launch::take_events() {
+  size_t total = 0;
+  for (const auto& device_events : events_) total += device_events.size();
+  std::vector<TraceEvent> all;
+  all.reserve(total);
+  for (auto& device_events : events_) {
+    std::move(device_events.begin(), device_events.end(), std::back_inserter(all));
+    device_events.clear();
+  }
+  return all;
+}
+
+size_t Launch::events_dropped() const {
+  size_t total = 0;
+  for (size_t n : events_dropped_) total += n;
+  return total;
 }
 
 void Launch::fail(int device_id, std::exception_ptr error) {

@@ -8,6 +8,7 @@
 // launching thread may already have seen it change.
 
 #include <atomic>
+#include <chrono>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -19,6 +20,7 @@
 #include "meshsim/runtime/comm/internal/mesh_state.h"
 #include "meshsim/runtime/exec/internal/wait_word.h"
 #include "meshsim/runtime/exec/internal/waiter.h"
+#include "meshsim/runtime/trace/trace_event.h"
 
 namespace meshsim {
 
@@ -28,6 +30,12 @@ class FiberScheduler;
 class LaunchTime;
 struct DeviceState;
 
+// Whether a launch records its devices' events, and how many per device.
+struct LaunchTraceSettings {
+  bool on = false;
+  size_t capacity = 0;
+};
+
 class Launch final : public BlockTracker {
  public:
   // `enclosing`: the launch whose device body started this one (null when a
@@ -35,7 +43,7 @@ class Launch final : public BlockTracker {
   // reference a new launch has. `time` (null: no virtual time) outlives it.
   Launch(MeshState& mesh, std::vector<DeviceState*> devices,
          FunctionRef<void(DeviceContext&)> body, WaitPolicy policy, const Launch* enclosing,
-         const LaunchTime* time = nullptr);
+         const LaunchTime* time = nullptr, LaunchTraceSettings trace = {});
 
   MeshState& mesh() { return mesh_; }
   const MeshState& mesh() const { return mesh_; }
@@ -70,6 +78,10 @@ class Launch final : public BlockTracker {
   // Each device's virtual clock when its body returned, by mesh position
   // (empty without virtual time). Read once the launch is done.
   const std::vector<double>& end_times() const { return end_times_; }
+  // With tracing on: every device's events, by mesh position, and the count
+  // dropped. Moved out once the launch is done.
+  std::vector<TraceEvent> take_events();
+  size_t events_dropped() const;
   // Where every device is, summarized by state (launch_report.h).
   std::string progress_report(const std::string& headline) const;
 
@@ -94,6 +106,11 @@ class Launch final : public BlockTracker {
   const Launch* enclosing_;
   const LaunchTime* time_;
   std::vector<double> end_times_;  // written by each device at its position
+  LaunchTraceSettings trace_;
+  std::chrono::steady_clock::time_point origin_;  // wall-time zero of the trace
+  // Written by each device at its position when tracing is on.
+  std::vector<std::vector<TraceEvent>> events_;
+  std::vector<size_t> events_dropped_;
   std::unique_ptr<std::atomic<bool>[]> started_;
   std::unique_ptr<std::atomic<bool>[]> finished_;
 

@@ -1,0 +1,34 @@
+#pragma once
+// LaunchRecord: what a launch leaves behind for its caller (LaunchOptions::record)
+// — each device's virtual clock at its end and, when the launch was traced,
+// every event of every device.
+
+#include <cstddef>
+#include <string_view>
+#include <vector>
+
+#include "meshsim/runtime/trace/trace_event.h"
+
+namespace meshsim {
+
+struct LaunchRecord {
+  // Each device's clock when its body returned, by mesh position (empty
+  // when the launch ran without virtual time).
+  std::vector<double> end_times;
+  // The latest of end_times (0 when empty): the program's modeled duration.
+  double makespan() const;
+
+  // With LaunchOptions::trace: every device's events, by mesh position, each
+  // device's in the order they began. Empty otherwise.
+  std::vector<TraceEvent> events;
+  // Events not kept because a device reached LaunchOptions::trace_capacity.
+  size_t events_dropped = 0;
+
+  // The events of mesh position `position` of kind `kind` and, when `op` is
+  // not empty, that op — e.g. the collectives position 0 ran:
+  //   record.events_of(0, TraceKind::kCollective, "psum")
+  std::vector<const TraceEvent*> events_of(int position, TraceKind kind,
+                                           std::string_view op = {}) const;
+};
+
+}  // namespace meshsim

@@ -1,0 +1,151 @@
+// The CLI's virtual-time and trace options: `meshsim bench --topology` (the
+// modeled columns against closed forms), `--trace`, and `meshsim trace`.
+
+#include <CLI/CLI.hpp>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "meshsim/mesh/error.h"
+#include "support/expect_error.h"
+#include "tools/bench_options.h"
+#include "tools/bench_run.h"
+#include "tools/trace_command.h"
+
+namespace meshsim::cli {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::filesystem::path temp_file(const std::string& name) {
+  return std::filesystem::temp_directory_path() / ("meshsim_tools_" + name);
+}
+
+nlohmann::json bench_json(std::vector<std::string> args) {
+  args.insert(args.end(), {"--iters", "1", "--warmup", "0", "--format", "json"});
+  std::ostringstream out;
+  EXPECT_EQ(run_bench(parse_bench_args(args), out, nullptr), 0);
+  return nlohmann::json::parse(out.str());
+}
+
+TEST(BenchTopology, ModeledTimesAreTheClosedForms) {
+  // Fully connected, alpha = 1 us, beta = 1 ns/B: direct all-reduce of n
+  // bytes is alpha + n beta; ring is 2 (p - 1) (alpha + n / p beta).
+  const std::string net = "fully_connected:bw=1GB/s,lat=1us";
+  const auto direct = bench_json({"all_reduce", "--mesh", "4", "-b", "1K", "-e", "4K", "-f",
+                                  "4", "--algo", "direct", "--topology", net});
+  EXPECT_EQ(direct.at("topology"), net);
+  ASSERT_EQ(direct.at("rows").size(), 2u);
+  for (const auto& row : direct.at("rows")) {
+    const double n = row.at("size").get<double>();
+    EXPECT_NEAR(row.at("modeled_us").get<double>(), 1 + n / 1e3, 1e-9) << n;
+    EXPECT_GT(row.at("modeled_busbw_gbps").get<double>(), 0);
+  }
+  const auto ring = bench_json({"all_reduce", "--mesh", "4", "-b", "1K", "-e", "1K", "--algo",
+                                "ring", "--topology", net});
+  EXPECT_NEAR(ring.at("rows")[0].at("modeled_us").get<double>(), 2 * 3 * (1 + 256 / 1e3), 1e-9);
+}
+
+TEST(BenchTopology, WithoutItRowsHaveNoModeledTime) {
+  const auto doc = bench_json({"all_reduce", "--mesh", "2", "-b", "8", "-e", "8"});
+  EXPECT_TRUE(doc.at("topology").is_null());
+  EXPECT_TRUE(doc.at("rows")[0].at("modeled_us").is_null());
+}
+
+TEST(BenchTopology, TableShowsTheModeledColumns) {
+  std::ostringstream out;
+  EXPECT_EQ(run_bench(parse_bench_args({"all_reduce", "--mesh", "2", "-b", "8", "-e", "8",
+                                        "--iters", "1", "--warmup", "0", "--topology",
+                                        "switch:bw=400GB/s,lat=1us"}),
+                      out, nullptr),
+            0);
+  EXPECT_THAT(out.str(), HasSubstr("# topology switch:bw=400GB/s,lat=1us"));
+  EXPECT_THAT(out.str(), HasSubstr("mbusbw"));
+}
+
+TEST(BenchTopology, ReadsAJsonFile) {
+  const auto path = temp_file("topology.json");
+  std::ofstream(path) << R"({"dimensions": [{"kind": "ring", "bandwidth": "1GB/s", "latency": "1us"}]})";
+  const auto doc = bench_json({"all_reduce", "--mesh", "4", "-b", "1K", "-e", "1K", "--algo",
+                               "ring", "--topology", path.string()});
+  std::filesystem::remove(path);
+  // On a unidirectional ring each ring step is one hop: as fully connected.
+  EXPECT_NEAR(doc.at("rows")[0].at("modeled_us").get<double>(), 2 * 3 * (1 + 256 / 1e3), 1e-9);
+}
+
+TEST(BenchTopology, BadValuesNameTheOption) {
+  EXPECT_ERROR(parse_bench_args({"all_reduce", "--topology", "ring:bw=0GB/s,lat=1us"}),
+               InvalidArgumentError, "--topology 'ring:bw=0GB/s,lat=1us'");
+  EXPECT_ERROR(parse_bench_args({"all_reduce", "--mesh", "8", "--topology", "ring:4:bw=1GB/s,lat=1us"}),
+               InvalidArgumentError, "--topology");
+  EXPECT_ERROR(parse_bench_args({"all_reduce", "--topology", "no_such_kind:bw=1GB/s,lat=1us"}),
+               InvalidArgumentError, "no_such_kind");
+  EXPECT_ERROR(parse_bench_args({"all_reduce", "--trace", "/nonexistent-dir/t.json"}),
+               InvalidArgumentError, "--trace");
+}
+
+TEST(BenchTrace, WritesOneCallOfTheLargestSize) {
+  const auto path = temp_file("bench_trace.json");
+  bench_json({"all_reduce", "--mesh", "4", "-b", "64", "-e", "1K", "-f", "4", "--algo", "ring",
+              "--topology", "ring:bw=1GB/s,lat=1us", "--trace", path.string()});
+  std::ifstream in(path);
+  const auto doc = nlohmann::json::parse(in);
+  std::filesystem::remove(path);
+  int psums = 0;
+  for (const auto& e : doc.at("traceEvents")) {
+    if (e.at("ph") == "X" && e.at("cat") == "collective" && e.at("pid") == 1) {
+      ++psums;
+      EXPECT_EQ(e.at("args").at("bytes"), 1024);
+      EXPECT_EQ(e.at("args").at("algorithm"), "ring");
+    }
+  }
+  EXPECT_EQ(psums, 4) << "one call per device, in the virtual-time view";
+}
+
+TraceOptions trace_args(std::vector<std::string> args) {
+  CLI::App app;
+  CLI::App* sub = app.add_subcommand("trace");
+  TraceCommand command(*sub);
+  args.insert(args.begin(), "trace");
+  std::reverse(args.begin(), args.end());
+  app.parse(args);
+  return command.options();
+}
+
+TEST(TraceCommandTest, WritesATraceOfTheStep) {
+  const auto path = temp_file("step.json");
+  const TraceOptions options = trace_args(
+      {"--out", path.string(), "--mesh", "4", "--layers", "2", "--shard-bytes", "1K"});
+  std::ostringstream out;
+  run_trace(options, out);
+  EXPECT_THAT(out.str(), HasSubstr("4 devices"));
+  EXPECT_THAT(out.str(), HasSubstr("8  collective all_gather"));
+  EXPECT_THAT(out.str(), HasSubstr("8  wait ppermute_done"));
+  EXPECT_THAT(out.str(), HasSubstr("4  collective psum"));
+  std::ifstream in(path);
+  const auto doc = nlohmann::json::parse(in);
+  std::filesystem::remove(path);
+  std::set<std::string> processes;
+  for (const auto& e : doc.at("traceEvents")) {
+    if (e.at("ph") == "M" && e.at("name") == "process_name") processes.insert(e.at("args").at("name"));
+  }
+  EXPECT_EQ(processes, (std::set<std::string>{"virtual time", "wall time"}));
+}
+
+TEST(TraceCommandTest, BadValuesNameTheOption) {
+  EXPECT_ERROR(trace_args({"--out", "t.json", "--layers", "0"}), InvalidArgumentError, "--layers");
+  EXPECT_ERROR(trace_args({"--out", "t.json", "--shard-bytes", "2"}), InvalidArgumentError,
+               "--shard-bytes");
+  EXPECT_ERROR(trace_args({"--out", "/nonexistent-dir/t.json"}), InvalidArgumentError, "--out");
+  EXPECT_ERROR(trace_args({"--out", "t.json", "--topology", "ring:bw=-1GB/s,lat=1us"}),
+               InvalidArgumentError, "--topology");
+}
+
+}  // namespace
+}  // namespace meshsim::cli
