@@ -23,7 +23,7 @@ Array Pending::done() {
     const double before = clock.now;
     clock.receive(end_);
     DeviceTrace& trace = DeviceHooks::trace(*ctx_);
-    if (trace.on()) trace.instant(TraceKind::kWait, std::string(op_) + "_done", before, clock.now);
+    if (trace.on()) trace.instant(TraceKind::kWait, op_, before, clock.now);  // "<op>_done"
   }
   Array result = std::move(*result_);
   result_.reset();

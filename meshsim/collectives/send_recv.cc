@@ -21,7 +21,7 @@ Token psend(DeviceContext& ctx, const Array& x, AxisNames axes,
   if (destination >= 0) {
     const std::span<const int> ids = group.rendezvous->device_ids();
     group.messages_sent->store(true, std::memory_order_relaxed);
-    if (TraceEvent* e = scope.event()) {
+    if (RawTraceEvent* e = scope.event()) {
       e->to = ids[destination];
       e->bytes = static_cast<int64_t>(x.nbytes());
     }
@@ -50,7 +50,7 @@ Array precv(DeviceContext& ctx, Token /*after*/, Shape shape, DType dtype, AxisN
     clock.receive(ids[source], ids[group.rank], static_cast<int64_t>(message.nbytes()),
                   stamp.departure);
   }
-  if (TraceEvent* e = scope.event()) {
+  if (RawTraceEvent* e = scope.event()) {
     e->from = ids[source];
     e->recv_bytes = static_cast<int64_t>(message.nbytes());
     e->flow_in = stamp.flow;

@@ -191,7 +191,7 @@ void Communicator::send(int peer, const void* data, size_t bytes) {
   const size_t n = segment_count(bytes, segment);
   const auto* p = static_cast<const std::byte*>(readable(data, bytes));
   TraceScope trace(*state_->ctx, TraceKind::kTransfer, "send", state_->group);
-  if (TraceEvent* e = trace.event()) {
+  if (RawTraceEvent* e = trace.event()) {
     e->to = device_id(peer);
     e->bytes = static_cast<int64_t>(bytes);
   }
@@ -218,7 +218,7 @@ void Communicator::receive(int peer, void* data, size_t bytes, const Reduce* red
     if (i == 0) first = posted;
   }
   arrive(peer, bytes, first.departure);
-  if (TraceEvent* e = trace.event()) {
+  if (RawTraceEvent* e = trace.event()) {
     e->from = device_id(peer);
     e->recv_bytes = static_cast<int64_t>(bytes);
     e->flow_in = first.flow;
@@ -287,7 +287,7 @@ void Communicator::exchange(int to, const void* send_data, size_t send_bytes, in
     }
   }
   arrive(from, recv_bytes, received.departure);
-  if (TraceEvent* e = trace.event()) {
+  if (RawTraceEvent* e = trace.event()) {
     e->to = device_id(to);
     e->from = device_id(from);
     e->bytes = static_cast<int64_t>(send_bytes);

@@ -72,7 +72,7 @@ class Meeting {
     group_.rendezvous->slot(group_.rank).publish(call, input, output, extra);
     // A collective with no algorithm choice (ppermute, argmax) is traced
     // with its input's bytes.
-    if (TraceEvent* e = scope_.event(); e != nullptr && e->algorithm.empty()) {
+    if (RawTraceEvent* e = scope_.event(); e != nullptr && e->algorithm.empty()) {
       int64_t elements = 1;
       for (int64_t d : call.shape) elements *= d;
       e->bytes = elements * static_cast<int64_t>(dtype_size(call.dtype));

@@ -91,8 +91,8 @@ void DeviceHooks::record(DeviceContext& ctx, const CollectiveRecord& record) {
     ++device.records_dropped;
   }
   if (device.trace.on()) {
-    if (TraceEvent* e = device.trace.event(device.trace.open_collective)) {
-      e->algorithm = record.algorithm;
+    if (RawTraceEvent* e = device.trace.event(device.trace.open_collective)) {
+      e->algorithm = record.algorithm;  // the registry's: outlives the launch
       e->chosen_by = record.chosen_by;
       e->bytes = static_cast<int64_t>(record.bytes);
     }
@@ -147,16 +147,8 @@ void TraceScope::open(const char* op, const GroupRef& group) {
   DeviceTrace& trace = device_.trace;
   event_ = trace.open(kind_, op, device_.clock.now);
   traced_ = true;
-  if (TraceEvent* e = trace.event(event_)) {
-    try {
-      for (const std::string& axis : group.set->axes) {
-        if (!e->axes.empty()) e->axes += ',';
-        e->axes += axis;
-      }
-    } catch (...) {
-      trace.close(event_, device_.clock.now);  // bad_alloc: the scope will not end
-      throw;
-    }
+  if (RawTraceEvent* e = trace.event(event_)) {
+    e->axes = &group.set->axes;
     e->group_size = group.rendezvous->size();
   }
   if (kind_ == TraceKind::kCollective) {

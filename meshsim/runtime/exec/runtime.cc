@@ -417,12 +417,11 @@ void RuntimeImpl::launch(const Mesh& mesh_arg, const std::function<void(DeviceCo
     } else {
       unreceived = mesh_state.take_unreceived_messages();
     }
+    // The events name groups of mesh_state (pinned) and entries of the
+    // registry; the devices' traces are reused once they are released.
+    if (options.record != nullptr) launch->export_events(*options.record);
   }
-  if (options.record != nullptr) {
-    options.record->end_times = launch->end_times();
-    options.record->events = launch->take_events();
-    options.record->events_dropped = launch->events_dropped();
-  }
+  if (options.record != nullptr) options.record->end_times = launch->end_times();
   if (launch->failed()) launch->rethrow();
   if (!unreceived.empty()) {
     throw UnreceivedMessageError("launch on " + mesh.to_string() +

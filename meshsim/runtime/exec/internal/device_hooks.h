@@ -53,7 +53,7 @@ struct DeviceHooks {
   // device's clock and, when the sender's event `sent` was recorded, a fresh
   // flow id, which becomes the event's flow_out (so no receiver holds a flow
   // whose send was dropped).
-  static std::optional<LinkStamp> stamp(DeviceContext& ctx, TraceEvent* sent) {
+  static std::optional<LinkStamp> stamp(DeviceContext& ctx, RawTraceEvent* sent) {
     if (!stamped(ctx)) return std::nullopt;
     LinkStamp stamp{ctx.device_.clock.now, 0};
     if (sent != nullptr) sent->flow_out = stamp.flow = ctx.device_.trace.new_flow();
@@ -78,9 +78,8 @@ class TraceScope {
   TraceScope& operator=(const TraceScope&) = delete;
 
   // The event, to describe it further; null when the launch does not trace
-  // (or the device's trace is full). Valid until the device opens another
-  // event.
-  TraceEvent* event() { return traced_ ? device_.trace.event(event_) : nullptr; }
+  // (or the device's trace is full).
+  RawTraceEvent* event() { return traced_ ? device_.trace.event(event_) : nullptr; }
 
  private:
   void open(const char* op, const GroupRef& group);
@@ -103,7 +102,7 @@ class OpScope {
   OpScope(const OpScope&) = delete;
   OpScope& operator=(const OpScope&) = delete;
 
-  TraceEvent* event() { return trace_.event(); }  // see TraceScope
+  RawTraceEvent* event() { return trace_.event(); }  // see TraceScope
 
  private:
   DeviceState& device_;

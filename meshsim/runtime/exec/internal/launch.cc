@@ -4,7 +4,6 @@
 
 #include <cstdlib>
 #include <functional>
-#include <iterator>
 #include <typeinfo>
 
 #include "meshsim/runtime/exec/device_context.h"
@@ -56,8 +55,6 @@ Launch::Launch(MeshState& mesh, std::vector<DeviceState*> devices,
       end_times_(time != nullptr ? devices_.size() : 0),
       trace_(trace),
       origin_(trace.on ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{}),
-      events_(trace.on ? devices_.size() : 0),
-      events_dropped_(trace.on ? devices_.size() : 0),
       started_(new std::atomic<bool>[devices_.size()]),
       finished_(new std::atomic<bool>[devices_.size()]),
       remaining_(static_cast<int>(devices_.size())),
@@ -104,10 +101,6 @@ void Launch::run_device(int position) {
   }
   device.context.leave();
   if (time_ != nullptr) end_times_[position] = device.clock.now;
-  if (trace_.on) {
-    events_[position] = device.trace.take_events();
-    events_dropped_[position] = device.trace.dropped();
-  }
   if (!device.waiter.cancelled() && !device.settled_early) settle();
   device.waiter.detach();
   device.current_op.store(nullptr, std::memory_order_relaxed);
@@ -122,22 +115,14 @@ void Launch::run_device(int position) {
   release();
 }
 
-std::vector<TraceEvent> Launch::take_events() {
+void Launch::export_events(LaunchRecord& record) const {
+  if (!trace_.on) return;
   size_t total = 0;
-  for (const auto& device_events : events_) total += device_events.size();
-  std::vector<TraceEvent> all;
-  all.reserve(total);
-  for (auto& device_events : events_) {
-    std::move(device_events.begin(), device_events.end(), std::back_inserter(all));
-    device_events.clear();
+  for (const DeviceState* device : devices_) total += device->trace.size();
+  record.events.reserve(total);
+  for (const DeviceState* device : devices_) {
+    record.events_dropped += device->trace.export_events(record.events);
   }
-  return all;
-}
-
-size_t Launch::events_dropped() const {
-  size_t total = 0;
-  for (size_t n : events_dropped_) total += n;
-  return total;
 }
 
 void Launch::fail(int device_id, std::exception_ptr error) {

@@ -20,7 +20,7 @@
 #include "meshsim/runtime/comm/internal/mesh_state.h"
 #include "meshsim/runtime/exec/internal/wait_word.h"
 #include "meshsim/runtime/exec/internal/waiter.h"
-#include "meshsim/runtime/trace/trace_event.h"
+#include "meshsim/runtime/exec/launch_record.h"
 
 namespace meshsim {
 
@@ -78,10 +78,10 @@ class Launch final : public BlockTracker {
   // Each device's virtual clock when its body returned, by mesh position
   // (empty without virtual time). Read once the launch is done.
   const std::vector<double>& end_times() const { return end_times_; }
-  // With tracing on: every device's events, by mesh position, and the count
-  // dropped. Moved out once the launch is done.
-  std::vector<TraceEvent> take_events();
-  size_t events_dropped() const;
+  // With tracing on: every device's events, by mesh position, into
+  // `record` (events, events_dropped). Once the launch is done, while the
+  // caller still holds its devices.
+  void export_events(LaunchRecord& record) const;
   // Where every device is, summarized by state (launch_report.h).
   std::string progress_report(const std::string& headline) const;
 
@@ -108,9 +108,6 @@ class Launch final : public BlockTracker {
   std::vector<double> end_times_;  // written by each device at its position
   LaunchTraceSettings trace_;
   std::chrono::steady_clock::time_point origin_;  // wall-time zero of the trace
-  // Written by each device at its position when tracing is on.
-  std::vector<std::vector<TraceEvent>> events_;
-  std::vector<size_t> events_dropped_;
   std::unique_ptr<std::atomic<bool>[]> started_;
   std::unique_ptr<std::atomic<bool>[]> finished_;
 
