@@ -73,7 +73,8 @@ Columns (nccl-tests conventions; one row per size, sizes -b, -b*f, ... <= -e):
           torus3d; bandwidth in bytes/s (B/s KB/s MB/s GB/s, KiB/s ...),
           latency in s ms us ns. --trace FILE writes that call at the
           largest size (or, without --topology, a traced call in wall time)
-          as Chrome trace JSON for ui.perfetto.dev.
+          as Chrome trace JSON for ui.perfetto.dev; with --algo all, the
+          call of the last algorithm applicable at that size.
 
 Algorithms (`meshsim algorithms` lists them with their preconditions, costs
 and tunables): --algo NAME forces one (the run fails if its preconditions

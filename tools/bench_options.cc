@@ -229,11 +229,11 @@ BenchOptions BenchCommand::options() const {
     if (!parent.empty() && !std::filesystem::is_directory(parent, ec)) {
       throw bad_value("--trace", trace_, "its directory does not exist");
     }
+    if (std::filesystem::is_directory(trace_, ec)) throw bad_value("--trace", trace_, "is a directory");
   }
   o.trace_path = trace_;
   return o;
 }
-
 
 BenchOptions parse_bench_args(std::vector<std::string> args) {
   CLI::App app("meshsim bench");

@@ -151,9 +151,12 @@ std::shared_ptr<const VirtualTime> parse_topology_option(std::string_view text, 
   const std::string spec(text);
   try {
     std::error_code ec;
-    const Topology topology = std::filesystem::is_regular_file(spec, ec)
-                                  ? read_topology_file(spec, mesh.size())
-                                  : parse_topology_spec(spec, mesh.size());
+    // A file when one is there, or when the text names a JSON file (so a
+    // missing one says so rather than failing as a spec; a spec has '/' in
+    // its bandwidths).
+    const bool file = std::filesystem::exists(spec, ec) || spec.ends_with(".json");
+    const Topology topology = file ? read_topology_file(spec, mesh.size())
+                                   : parse_topology_spec(spec, mesh.size());
     auto time = std::make_shared<VirtualTime>();
     time->network = std::make_shared<CongestionUnawareModel>(topology);
     return time;

@@ -28,7 +28,7 @@ constexpr DeviceSpec kDevice{.peak_flops = 100e12, .memory_bandwidth = 1e12};
 constexpr double kBatch = 64;
 
 void expect(bool ok, int device, const std::string& what) {
-  if (!ok) throw InvalidArgumentError("meshsim trace: device " + std::to_string(device) + ": " + what);
+  if (!ok) throw InvalidArgumentError("device " + std::to_string(device) + ": wrong result of " + what);
 }
 
 // The training step of trace_command.h on one device.
@@ -88,15 +88,29 @@ TraceOptions TraceCommand::options() const {
   }
   o.layers = layers_;
   const size_t bytes = parse_bytes(shard_bytes_, "--shard-bytes");
-  if (bytes < 4 || bytes > (size_t{256} << 20)) {
-    throw bad_value("--shard-bytes", shard_bytes_, "must be in [4 B, 256 MiB]");
+  if (bytes < 4 || bytes % 4 != 0) {
+    throw bad_value("--shard-bytes", shard_bytes_, "must be a multiple of 4 (float32), at least 4");
+  }
+  // Each device holds about 3 n shards (gathered weights, gradients), so the
+  // mesh holds 3 n^2.
+  const auto n = static_cast<size_t>(o.mesh.size());
+  if (n > 4096 || bytes > (size_t{4} << 30) / (3 * n * n)) {
+    throw bad_value("--shard-bytes", shard_bytes_,
+                    "needs 3 x devices^2 x shard bytes of memory, over the 4 GiB this command "
+                    "allows for " + std::to_string(n) + " devices");
   }
   o.shard_elements = static_cast<int64_t>(bytes / 4);
+  // The trace holds ~2 n events per device and layer (~380 B each).
+  if (static_cast<double>(n) * n * 2 * o.layers > double{1 << 24}) {
+    throw bad_value("--layers", std::to_string(layers_),
+                    "with " + std::to_string(n) + " devices the trace would pass 16M events");
+  }
   const std::filesystem::path parent = std::filesystem::path(out_).parent_path();
   std::error_code ec;
   if (!parent.empty() && !std::filesystem::is_directory(parent, ec)) {
     throw bad_value("--out", out_, "its directory does not exist");
   }
+  if (std::filesystem::is_directory(out_, ec)) throw bad_value("--out", out_, "is a directory");
   o.out = out_;
   return o;
 }
@@ -106,8 +120,11 @@ void run_trace(const TraceOptions& o, std::ostream& out) {
   Runtime runtime(o.mesh.size());
   LaunchRecord record;
   const auto start = std::chrono::steady_clock::now();
+  // Room for every event: per layer, a ring all_gather and psum_scatter of
+  // n - 1 steps each, the ppermute, its done and the compute.
+  const size_t events = static_cast<size_t>(o.layers) * (2 * o.mesh.size() + 8) + 8;
   runtime.launch(o.mesh, [&](DeviceContext& ctx) { step(ctx, o, axes); },
-                 {.time = o.time, .record = &record, .trace = true});
+                 {.time = o.time, .record = &record, .trace = true, .trace_capacity = events});
   const double wall_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   write_chrome_trace(record, o.out);

@@ -88,6 +88,10 @@ TEST(BenchTopology, BadValuesNameTheOption) {
                InvalidArgumentError, "no_such_kind");
   EXPECT_ERROR(parse_bench_args({"all_reduce", "--trace", "/nonexistent-dir/t.json"}),
                InvalidArgumentError, "--trace");
+  EXPECT_ERROR(parse_bench_args({"all_reduce", "--trace", "/tmp"}), InvalidArgumentError,
+               "is a directory");
+  EXPECT_ERROR(parse_bench_args({"all_reduce", "--topology", "/nonexistent-dir/net.json"}),
+               InvalidArgumentError, "cannot be opened");
 }
 
 TEST(BenchTrace, WritesOneCallOfTheLargestSize) {
@@ -142,6 +146,14 @@ TEST(TraceCommandTest, BadValuesNameTheOption) {
   EXPECT_ERROR(trace_args({"--out", "t.json", "--layers", "0"}), InvalidArgumentError, "--layers");
   EXPECT_ERROR(trace_args({"--out", "t.json", "--shard-bytes", "2"}), InvalidArgumentError,
                "--shard-bytes");
+  EXPECT_ERROR(trace_args({"--out", "t.json", "--shard-bytes", "6"}), InvalidArgumentError,
+               "multiple of 4");
+  EXPECT_ERROR(trace_args({"--out", "t.json", "--mesh", "64", "--shard-bytes", "256M"}),
+               InvalidArgumentError, "4 GiB");
+  EXPECT_ERROR(trace_args({"--out", "t.json", "--mesh", "1024", "--shard-bytes", "4",
+                           "--layers", "1000"}),
+               InvalidArgumentError, "--layers");
+  EXPECT_ERROR(trace_args({"--out", "/tmp"}), InvalidArgumentError, "is a directory");
   EXPECT_ERROR(trace_args({"--out", "/nonexistent-dir/t.json"}), InvalidArgumentError, "--out");
   EXPECT_ERROR(trace_args({"--out", "t.json", "--topology", "ring:bw=-1GB/s,lat=1us"}),
                InvalidArgumentError, "--topology");

@@ -99,8 +99,6 @@ void DeviceHooks::record(DeviceContext& ctx, const CollectiveRecord& record) {
   }
 }
 
-
-
 void DeviceHooks::fail_and_settle(DeviceContext& ctx, std::exception_ptr error) {
   ctx.launch_->fail_and_settle(ctx.device_, std::move(error));
 }

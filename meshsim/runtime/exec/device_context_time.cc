@@ -72,5 +72,4 @@ void DeviceContext::compute(double flops, double bytes) {
   if (device_.trace.on()) device_.trace.instant(TraceKind::kCompute, "compute", before, clock.now);
 }
 
-
 }  // namespace meshsim

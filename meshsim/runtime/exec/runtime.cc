@@ -397,8 +397,8 @@ void RuntimeImpl::launch(const Mesh& mesh_arg, const std::function<void(DeviceCo
   for (int id : mesh.device_ids()) devices.push_back(&device(id));
   const WaitPolicy policy =
       options_.wait_policy.value_or(WaitPolicy::for_threads(static_cast<int>(devices.size())));
-  // Everything that allocates comes before the devices are claimed; the
-  // claim is released however this function is left.
+  // Everything that allocates comes before the devices are claimed (but a
+  // trace's export); the claim is released however this function is left.
   const LaunchHandle launch(new Launch(mesh_state, std::move(devices),
                                        FunctionRef<void(DeviceContext&)>(body), policy,
                                        caller != nullptr ? caller->launch : nullptr, time.get(),
@@ -418,8 +418,16 @@ void RuntimeImpl::launch(const Mesh& mesh_arg, const std::function<void(DeviceCo
       unreceived = mesh_state.take_unreceived_messages();
     }
     // The events name groups of mesh_state (pinned) and entries of the
-    // registry; the devices' traces are reused once they are released.
-    if (options.record != nullptr) launch->export_events(*options.record);
+    // registry; the devices' traces are reused once they are released. An
+    // export that runs out of memory does not hide the launch's own error.
+    if (options.record != nullptr) {
+      try {
+        launch->export_events(*options.record);
+      } catch (...) {
+        options.record->events.clear();
+        if (!launch->failed()) throw;
+      }
+    }
   }
   if (options.record != nullptr) options.record->end_times = launch->end_times();
   if (launch->failed()) launch->rethrow();

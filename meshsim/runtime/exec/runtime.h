@@ -138,9 +138,11 @@ struct LaunchOptions {
   // branch per operation.
   bool trace = false;
   // At most this many events per device (more are counted in
-  // LaunchRecord::events_dropped); each takes about 250 bytes, so the default
-  // bounds a device's trace to ~4 MB (a ring all-reduce on 64 devices records
-  // ~130 events per device). At least 1; above INT_MAX is INT_MAX.
+  // LaunchRecord::events_dropped). An event takes 128 bytes on its device
+  // (kept for its next traced launch) and ~250 bytes once exported, so the
+  // default bounds a device's trace to ~6 MB (a ring all-reduce on 64
+  // devices records ~130 events per device). At least 1; above INT_MAX is
+  // INT_MAX.
   size_t trace_capacity = size_t{1} << 14;
 };
 

@@ -42,7 +42,7 @@ int DeviceTrace::open(TraceKind kind, const char* op, double virtual_now) {
   // Every field, one by one (cheaper than assigning a fresh struct).
   e.kind = kind;
   e.async = in_start;
-  e.depth = depth_++;
+  e.depth = static_cast<int16_t>(std::min(depth_++, int{std::numeric_limits<int16_t>::max()}));
   e.group_size = 0;
   e.to = -1;
   e.from = -1;

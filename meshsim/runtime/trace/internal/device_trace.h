@@ -8,8 +8,9 @@
 // pointers and views into storage that outlives the launch: string literals,
 // the algorithm registry, the mesh's group sets), written into blocks the
 // device keeps from one traced launch to the next, so recording allocates
-// nothing and touches no new memory after the first launch; the strings of
-// the public TraceEvent are built only on export.
+// nothing and touches no new memory once a launch has recorded as many
+// events before; the strings of the public TraceEvent are built only on
+// export.
 //
 // Events open and close in stack order (an operation's scope). When the
 // device has recorded `capacity` events, open() returns kDropped (and counts
@@ -32,9 +33,10 @@ namespace meshsim {
 struct alignas(64) RawTraceEvent {
   TraceKind kind = TraceKind::kCollective;
   bool async = false;
-  int depth = 0;
+  int16_t depth = 0;  // saturates at 32767
   int group_size = 0;
   int to = -1;
+  int from = -1;
   const char* op = "";                            // a kWait event exports as op + "_done"
   const std::vector<std::string>* axes = nullptr;  // the group's, or none
   std::string_view algorithm;
@@ -47,8 +49,8 @@ struct alignas(64) RawTraceEvent {
   int64_t wall_end_ns = 0;
   double virtual_start = 0;
   double virtual_end = 0;
-  int from = -1;
 };
+static_assert(sizeof(RawTraceEvent) == 128, "a raw event is two cache lines");
 
 class DeviceTrace {
  public:
