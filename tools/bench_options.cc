@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <filesystem>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -222,15 +221,7 @@ BenchOptions BenchCommand::options() const {
     o.time = parse_topology_option(topology_, o.mesh);
     o.topology_text = topology_;
   }
-  if (!trace_.empty()) {
-    // Checked now, not after a long sweep.
-    const std::filesystem::path parent = std::filesystem::path(trace_).parent_path();
-    std::error_code ec;
-    if (!parent.empty() && !std::filesystem::is_directory(parent, ec)) {
-      throw bad_value("--trace", trace_, "its directory does not exist");
-    }
-    if (std::filesystem::is_directory(trace_, ec)) throw bad_value("--trace", trace_, "is a directory");
-  }
+  if (!trace_.empty()) check_output_path("--trace", trace_);  // now, not after a long sweep
   o.trace_path = trace_;
   return o;
 }

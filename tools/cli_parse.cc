@@ -165,4 +165,13 @@ std::shared_ptr<const VirtualTime> parse_topology_option(std::string_view text, 
   }
 }
 
+void check_output_path(std::string_view option, const std::string& path) {
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  std::error_code ec;
+  if (!parent.empty() && !std::filesystem::is_directory(parent, ec)) {
+    throw bad_value(option, path, "its directory does not exist");
+  }
+  if (std::filesystem::is_directory(path, ec)) throw bad_value(option, path, "is a directory");
+}
+
 }  // namespace meshsim::cli

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <chrono>
-#include <filesystem>
 #include <map>
 #include <utility>
 #include <vector>
@@ -105,12 +104,7 @@ TraceOptions TraceCommand::options() const {
     throw bad_value("--layers", std::to_string(layers_),
                     "with " + std::to_string(n) + " devices the trace would pass 16M events");
   }
-  const std::filesystem::path parent = std::filesystem::path(out_).parent_path();
-  std::error_code ec;
-  if (!parent.empty() && !std::filesystem::is_directory(parent, ec)) {
-    throw bad_value("--out", out_, "its directory does not exist");
-  }
-  if (std::filesystem::is_directory(out_, ec)) throw bad_value("--out", out_, "is a directory");
+  check_output_path("--out", out_);
   o.out = out_;
   return o;
 }
