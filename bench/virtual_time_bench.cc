@@ -9,6 +9,13 @@
 // The modeled time of the last psum is checked against its closed form on a
 // fully connected network (direct: alpha + n beta; ring: 2 (p - 1) (alpha +
 // n / p beta)), and the psum's result against p.
+// - BM_RingAllReducePricing/aware/devices: what pricing costs at scale: one
+//   launch of a ring all-reduce (64 B per step) on a unidirectional ring of
+//   `devices` fibers, priced as the devices go by the congestion-unaware
+//   model (aware 0) or recorded and replayed after the launch by the
+//   congestion-aware one (aware 1). items/s = transfers priced per second of
+//   the whole launch; the makespan is checked against 2 (p - 1) (alpha +
+//   64 B beta), which both give on a ring that matches the algorithm.
 // Run: meshsim_bench_virtual_time --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 
 #include <benchmark/benchmark.h>
@@ -89,6 +96,41 @@ BENCHMARK(BM_RingPsumVirtualTime)
     ->Arg(1)
     ->UseManualTime()
     ->Iterations(10)
+    ->Unit(benchmark::kMillisecond);
+
+void BM_RingAllReducePricing(benchmark::State& state) {
+  const bool aware = state.range(0) != 0;
+  const int n = static_cast<int>(state.range(1));
+  const int64_t chunk = 64;
+  const Array ones = Array::full({n * chunk / 4}, DType::kFloat32, 1.0);
+  const Topology ring({{DimensionKind::ring, n, kBandwidth, kAlpha}});
+  auto time = std::make_shared<VirtualTime>();
+  if (aware) {
+    time->network = std::make_shared<CongestionAwareModel>(ring);
+  } else {
+    time->network = std::make_shared<CongestionUnawareModel>(ring);
+  }
+  Runtime rt(n, {.execution = ExecutionMode::kFibers});
+  const Mesh mesh = Mesh::make({{"x", n}});
+  LaunchRecord record;
+  std::atomic<int> wrong{0};
+  for (auto _ : state) {
+    rt.launch(mesh, [&](DeviceContext& ctx) {
+      if (psum(ctx, ones, "x", {}, "ring").at<float>({0}) != static_cast<float>(n)) {
+        wrong.fetch_add(1);
+      }
+    }, {.time = time, .record = &record});
+  }
+  const double expected = 2 * (n - 1) * (kAlpha + chunk / kBandwidth);
+  if (wrong.load() != 0 || std::abs(record.makespan() - expected) > 1e-9 * expected) {
+    state.SkipWithError("wrong result or modeled time");
+  }
+  state.SetItemsProcessed(state.iterations() * 2 * (n - 1) * int64_t{n});
+  state.SetLabel(aware ? "congestion-aware, replayed" : "congestion-unaware, as it goes");
+}
+BENCHMARK(BM_RingAllReducePricing)
+    ->ArgNames({"aware", "devices"})
+    ->ArgsProduct({{0, 1}, {64, 1024}})
     ->Unit(benchmark::kMillisecond);
 
 }  // namespace

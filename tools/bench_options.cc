@@ -147,6 +147,12 @@ BenchCommand::BenchCommand(CLI::App& bench) {
   bench.add_option("--topology", topology_,
                    "Also model one call per size on this network: a JSON file or a spec such as "
                    "ring:bw=50GB/s,lat=500ns (see below); adds modeled time and busbw columns");
+  bench.add_option("--network", network_,
+                   "The model of --topology: congestion-unaware (per message: hops x latency + "
+                   "bytes / bandwidth) or congestion-aware (links are shared: store-and-forward "
+                   "FIFO per link, priced after the launch)")
+      ->check(CLI::IsMember(kNetworkModels))
+      ->capture_default_str();
   bench.add_option("--trace", trace_,
                    "Write a Chrome / Perfetto trace of one call at the largest size to this file");
   bench.add_option("--root", root_, "pbroadcast: the source rank")->capture_default_str();
@@ -218,8 +224,9 @@ BenchOptions BenchCommand::options() const {
   o.params.root = root_;
   o.params.seed = seed_;
   if (!topology_.empty()) {
-    o.time = parse_topology_option(topology_, o.mesh);
+    o.time = parse_topology_option(topology_, o.mesh, network_);
     o.topology_text = topology_;
+    o.network = network_;
   }
   if (!trace_.empty()) check_output_path("--trace", trace_);  // now, not after a long sweep
   o.trace_path = trace_;

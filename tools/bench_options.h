@@ -45,11 +45,12 @@ struct BenchOptions {
   std::chrono::milliseconds timeout{60000};
   // How the runtime runs the devices (--exec); unset: MESHSIM_EXEC, else threads.
   std::optional<ExecutionMode> exec;
-  // --topology: each size also runs one call in virtual time on a
-  // congestion-unaware model of this topology (mesh position p on node p);
-  // topology_text is what the user gave. Null: no modeled columns.
+  // --topology: each size also runs one call in virtual time on a model
+  // (--network) of this topology (mesh position p on node p); topology_text
+  // is what the user gave. Null: no modeled columns.
   std::shared_ptr<const VirtualTime> time;
   std::string topology_text;
+  std::string network;  // "congestion-unaware" or "congestion-aware"
   // --trace: where to write the Chrome trace of one call at the sweep's
   // largest size (in virtual time too with --topology); empty: none.
   std::string trace_path;
@@ -97,6 +98,7 @@ class BenchCommand {
   std::string exec_;
   int64_t timeout_ms_ = 60000;
   std::string topology_;
+  std::string network_ = "congestion-unaware";
   std::string trace_;
   int root_ = 0;
   uint64_t seed_ = 1;

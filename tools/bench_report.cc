@@ -72,8 +72,8 @@ std::vector<std::string> header_lines(const ReportHeader& h) {
       execution_line(h.meeting),
       o.time != nullptr
           ? fmt::format("# topology {}: model = one call's modeled time (latest device's "
-                        "virtual clock, congestion-unaware), mbusbw = busbw at that time",
-                        o.topology_text)
+                        "virtual clock, {}), mbusbw = busbw at that time",
+                        o.topology_text, o.network)
           : "# topology: none (--topology adds modeled time)",
       h.meeting.execution == ExecutionMode::kFibers
           ? fmt::format("# meeting floor: {} fibers, yield barrier {:.2f} us per episode "
@@ -302,6 +302,7 @@ class JsonWriter : public ReportWriter {
          << "  \"check\": " << (o.check ? "true" : "false") << ",\n"
          << "  \"timeout_ms\": " << o.timeout.count() << ",\n"
          << "  \"topology\": " << (o.time ? json_string(o.topology_text) : "null") << ",\n"
+         << "  \"network\": " << (o.time ? json_string(o.network) : "null") << ",\n"
          << "  \"time\": \"max over devices of (device time / iters)\",\n"
          << "  \"memcpy\": {\"threads\": " << h.memcpy.threads << ", \"bytes\": " << h.memcpy.bytes
          << ", \"copies_per_run\": " << h.memcpy.copies_per_run

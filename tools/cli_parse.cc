@@ -9,6 +9,7 @@
 #include "meshsim/mesh/error.h"
 #include "meshsim/mesh/topology/topology_json.h"
 #include "meshsim/mesh/topology/topology_spec.h"
+#include "meshsim/runtime/time/congestion_aware_model.h"
 #include "meshsim/runtime/time/congestion_unaware_model.h"
 
 namespace meshsim::cli {
@@ -147,7 +148,8 @@ std::vector<int64_t> parse_shape(std::string_view text) {
   return shape;
 }
 
-std::shared_ptr<const VirtualTime> parse_topology_option(std::string_view text, const Mesh& mesh) {
+std::shared_ptr<const VirtualTime> parse_topology_option(std::string_view text, const Mesh& mesh,
+                                                         std::string_view network) {
   const std::string spec(text);
   try {
     std::error_code ec;
@@ -158,7 +160,11 @@ std::shared_ptr<const VirtualTime> parse_topology_option(std::string_view text, 
     const Topology topology = file ? read_topology_file(spec, mesh.size())
                                    : parse_topology_spec(spec, mesh.size());
     auto time = std::make_shared<VirtualTime>();
-    time->network = std::make_shared<CongestionUnawareModel>(topology);
+    if (network == "congestion-aware") {
+      time->network = std::make_shared<CongestionAwareModel>(topology);
+    } else {
+      time->network = std::make_shared<CongestionUnawareModel>(topology);
+    }
     return time;
   } catch (const Error& e) {
     throw bad_value("--topology", spec, e.message());

@@ -37,7 +37,11 @@ std::vector<int64_t> parse_shape(std::string_view text);
 void check_output_path(std::string_view option, const std::string& path);
 // --topology: a file (JSON, topology_json.h) when `text` names one, else the
 // one-line spec (topology_spec.h), with mesh.size() nodes; virtual time on a
-// congestion-unaware model of it, mesh position p on node p.
-std::shared_ptr<const VirtualTime> parse_topology_option(std::string_view text, const Mesh& mesh);
+// model of it (`network`, --network: "congestion-unaware" or
+// "congestion-aware"), mesh position p on node p.
+std::shared_ptr<const VirtualTime> parse_topology_option(std::string_view text, const Mesh& mesh,
+                                                         std::string_view network);
+// The --network option's choices, for its help and check.
+inline constexpr const char* kNetworkModels[] = {"congestion-unaware", "congestion-aware"};
 
 }  // namespace meshsim::cli

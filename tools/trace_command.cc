@@ -69,6 +69,12 @@ TraceCommand::TraceCommand(CLI::App& trace) {
                    "The network: a JSON file or a spec such as ring:bw=50GB/s,lat=500ns "
                    "(see meshsim bench --help)")
       ->capture_default_str();
+  trace.add_option("--network", network_,
+                   "The model of --topology: congestion-unaware (per message: hops x latency + "
+                   "bytes / bandwidth) or congestion-aware (links are shared: store-and-forward "
+                   "FIFO per link, priced after the launch)")
+      ->check(CLI::IsMember(kNetworkModels))
+      ->capture_default_str();
   trace.add_option("--layers", layers_, "Layers of the step")->capture_default_str();
   trace.add_option("--shard-bytes", shard_bytes_,
                    "Bytes of each device's weight shard (suffixes K, M, G)")
@@ -78,10 +84,10 @@ TraceCommand::TraceCommand(CLI::App& trace) {
 TraceOptions TraceCommand::options() const {
   TraceOptions o;
   o.mesh = parse_mesh(mesh_);
-  auto time = std::make_shared<VirtualTime>(*parse_topology_option(topology_, o.mesh));
+  auto time = std::make_shared<VirtualTime>(*parse_topology_option(topology_, o.mesh, network_));
   time->device = kDevice;
   o.time = std::move(time);
-  o.topology_text = topology_;
+  o.topology_text = topology_ + " (" + network_ + ")";  // for the summary
   if (layers_ < 1 || layers_ > 1000) {
     throw bad_value("--layers", std::to_string(layers_), "must be in [1, 1000]");
   }

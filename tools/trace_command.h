@@ -44,6 +44,7 @@ class TraceCommand {
  private:
   std::string mesh_ = "8";
   std::string topology_ = "ring:bw=50GB/s,lat=500ns";
+  std::string network_ = "congestion-unaware";
   std::string out_;
   int layers_ = 3;
   std::string shard_bytes_ = "256K";

@@ -52,6 +52,30 @@ TEST(BenchTopology, ModeledTimesAreTheClosedForms) {
   EXPECT_NEAR(ring.at("rows")[0].at("modeled_us").get<double>(), 2 * 3 * (1 + 256 / 1e3), 1e-9);
 }
 
+TEST(BenchTopology, CongestionAwareSharesLinks) {
+  // A unidirectional ring of 4, alpha = 1 us, beta = 1 ns/B. The ring
+  // all-reduce's messages each take their own link: the closed form on
+  // either model. Direct sends every peer the whole input, over shared links.
+  const std::string net = "ring:bw=1GB/s,lat=1us";
+  const auto run = [&](const char* algo, const char* network) {
+    return bench_json({"all_reduce", "--mesh", "4", "-b", "1K", "-e", "1K", "--algo", algo,
+                       "--topology", net, "--network", network});
+  };
+  const auto ring = run("ring", "congestion-aware");
+  EXPECT_EQ(ring.at("network"), "congestion-aware");
+  EXPECT_NEAR(ring.at("rows")[0].at("modeled_us").get<double>(), 2 * 3 * (1 + 256 / 1e3), 1e-9);
+  const double shared =
+      run("direct", "congestion-aware").at("rows")[0].at("modeled_us").get<double>();
+  const double alone =
+      run("direct", "congestion-unaware").at("rows")[0].at("modeled_us").get<double>();
+  // Unaware: the farthest peer is 3 hops away, 3 alpha + n beta. Aware: the
+  // 3 messages leaving each node queue on its one outgoing link.
+  EXPECT_NEAR(alone, 3 + 1.024, 1e-9);
+  EXPECT_GT(shared, alone + 1.024);
+  EXPECT_ERROR(parse_bench_args({"all_reduce", "--network", "lossy"}), InvalidArgumentError,
+               "--network");
+}
+
 TEST(BenchTopology, WithoutItRowsHaveNoModeledTime) {
   const auto doc = bench_json({"all_reduce", "--mesh", "2", "-b", "8", "-e", "8"});
   EXPECT_TRUE(doc.at("topology").is_null());

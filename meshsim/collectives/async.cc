@@ -18,10 +18,10 @@ Array Pending::done() {
       throw RuntimeUsageError(std::string(op_) + "_done called after the launch of its " +
                               op_ + "_start ended");
     }
-    ctx_->now();  // RuntimeUsageError from anywhere but the device's own body
+    DeviceHooks::check_usable(*ctx_, "Pending::done");  // from anywhere but the device's own body
     DeviceClock& clock = DeviceHooks::clock(*ctx_);
     const double before = clock.now;
-    clock.receive(end_);
+    clock.join(end_);
     DeviceTrace& trace = DeviceHooks::trace(*ctx_);
     if (trace.on()) trace.instant(TraceKind::kWait, op_, before, clock.now);  // "<op>_done"
   }
@@ -36,7 +36,8 @@ namespace {
 // virtual time (see async.h).
 template <class Collective>
 Pending start(DeviceContext& ctx, const char* op, Collective collective) {
-  const double begin = ctx.now();  // RuntimeUsageError outside the device's launch body
+  DeviceHooks::check_usable(ctx, op);  // outside the device's launch body
+  const double begin = DeviceHooks::clock(ctx).now;
   // The start's events are marked async in a trace (they may overlap later ones).
   struct InStart {
     DeviceTrace& trace;

@@ -321,11 +321,20 @@ void Communicator::sendrecv_reduce(int to, const void* send_data, int from, void
   exchange(to, send_data, bytes, from, recv_data, bytes, &reduce);
 }
 
+Communicator::Concurrent::Concurrent(CommunicatorState& state) : state_(state) {
+  DeviceClock& clock = DeviceHooks::clock(*state_.ctx);
+  if (clock.concurrent++ == 0) clock.concurrent_departure = clock.now;
+}
+
+Communicator::Concurrent::~Concurrent() { --DeviceHooks::clock(*state_.ctx).concurrent; }
+
+Communicator::Concurrent Communicator::concurrent() { return Concurrent(*state_); }
+
 void Communicator::barrier() {
   // Priced like the barrier collective: a zero-byte message from every member.
   Rendezvous& rendezvous = *state_->group.rendezvous;
   DeviceClock& clock = DeviceHooks::clock(*state_->ctx);
-  if (clock.on()) rendezvous.post_clock(rank(), clock.now);
+  if (clock.on()) rendezvous.post_clock(rank(), clock.departure());
   rendezvous.arrive(rank(), *state_->waiter);
   price_meeting(*state_->ctx, rendezvous, rank(), [](int) { return int64_t{0}; });
 }

@@ -126,6 +126,25 @@ class Communicator {
   // rendezvous; cancellable like every wait).
   void barrier();
 
+  // Virtual time: the transfers this member begins while the returned scope
+  // lives depart together, at its clock when the scope began, as the sends
+  // of one step of a bidirectional ring do on full-duplex links (as NCCL's
+  // group calls issue theirs). Receives in the scope still move the clock,
+  // and the sends after it depart from there. Changes nothing on the host
+  // (data, order, waits). Scopes nest; the outermost one counts.
+  class Concurrent {
+   public:
+    ~Concurrent();
+    Concurrent(const Concurrent&) = delete;
+    Concurrent& operator=(const Concurrent&) = delete;
+
+   private:
+    friend class Communicator;
+    explicit Concurrent(CommunicatorState& state);
+    CommunicatorState& state_;
+  };
+  [[nodiscard]] Concurrent concurrent();
+
   // A communicator over a subset of this group's axes: the members that share
   // this member's indices along the other axes. For algorithms composed over
   // mesh axes (hierarchical). InvalidArgumentError when the group has

@@ -50,7 +50,9 @@ class DeviceContext {
   size_t dropped_collective_records() const;
 
   // Virtual time (time/virtual_time.h): this device's clock in seconds, 0
-  // when the launch keeps no virtual time.
+  // when the launch keeps no virtual time. RuntimeUsageError in a launch
+  // that prices its transfers after it ends (congestion-aware network,
+  // external clock): its clocks are known only then.
   double now() const;
   // Moves the clock forward by `seconds` of this device's own work (a no-op
   // without virtual time). InvalidArgumentError naming the device unless

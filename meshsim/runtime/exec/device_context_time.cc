@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "meshsim/mesh/error.h"
+#include "meshsim/runtime/exec/errors.h"
 #include "meshsim/runtime/exec/device_context.h"
 #include "meshsim/runtime/exec/internal/device_hooks.h"
 #include "meshsim/runtime/exec/internal/device_state.h"
@@ -20,22 +21,16 @@ void check_amount(int device, const char* what, double value) {
   }
 }
 
-// A huge amount would make the clock infinite, which the network model would
-// then reject on some peer: name this device instead.
-void move_clock(int device, DeviceClock& clock, double seconds) {
-  const double later = clock.now + seconds;
-  if (!std::isfinite(later)) {
-    throw InvalidArgumentError("device " + std::to_string(device) + ": its virtual clock (" +
-                               std::to_string(clock.now) + " s) advanced by " +
-                               std::to_string(seconds) + " s is not finite");
-  }
-  clock.now = later;
-}
-
 }  // namespace
 
 double DeviceContext::now() const {
   check_usable("DeviceContext::now");
+  if (device_.clock.log != nullptr) {
+    throw RuntimeUsageError("DeviceContext::now on device " + std::to_string(device_.id) +
+                            ": the launch prices its transfers after it ends (a congestion-aware "
+                            "network or an external clock), so no clock is known while it runs; "
+                            "read LaunchRecord::end_times or the trace");
+  }
   return device_.clock.now;
 }
 
@@ -45,7 +40,7 @@ void DeviceContext::advance(double seconds) {
   DeviceClock& clock = device_.clock;
   if (!clock.on()) return;
   const double before = clock.now;
-  move_clock(device_.id, clock, seconds);
+  clock.advance(device_.id, seconds);
   if (device_.trace.on()) device_.trace.instant(TraceKind::kCompute, "advance", before, clock.now);
 }
 
@@ -68,7 +63,7 @@ void DeviceContext::compute(double flops, double bytes) {
     seconds = std::max(seconds, amount / rate);
   }
   const double before = clock.now;
-  move_clock(device_.id, clock, seconds);
+  clock.advance(device_.id, seconds);
   if (device_.trace.on()) device_.trace.instant(TraceKind::kCompute, "compute", before, clock.now);
 }
 

@@ -417,6 +417,16 @@ void RuntimeImpl::launch(const Mesh& mesh_arg, const std::function<void(DeviceCo
     } else {
       unreceived = mesh_state.take_unreceived_messages();
     }
+    // A launch that prices after it ends replays its clocks for the record
+    // (virtual_time.h). A replay that fails does not hide the launch's own
+    // error; the record then has no times.
+    if (options.record != nullptr && time != nullptr && time->deferred()) {
+      try {
+        time->replay();
+      } catch (...) {
+        if (!launch->failed()) throw;
+      }
+    }
     // The events name groups of mesh_state (pinned) and entries of the
     // registry; the devices' traces are reused once they are released. An
     // export that runs out of memory does not hide the launch's own error.

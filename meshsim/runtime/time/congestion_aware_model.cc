@@ -28,12 +28,12 @@ void CongestionAwareModel::check(const Transfer& transfer) const {
 
 double CongestionAwareModel::arrival(const Transfer& transfer) {
   check(transfer);
-  if (state_->last && canonically_before(transfer, *state_->last)) {
+  if (state_->last && transfer.departure < state_->last->departure) {
     throw InvalidArgumentError(
-        "congestion-aware model: " + describe(transfer) + " comes before " +
+        "congestion-aware model: " + describe(transfer) + " departs before " +
         describe(*state_->last) +
-        ", priced earlier, in canonical order (departure, source, destination, sequence); "
-        "price transfers in that order or together with arrivals()");
+        ", priced earlier; price transfers in canonical order (departure, source, destination, "
+        "sequence) or together with arrivals()");
   }
   topology_.route(transfer.source, transfer.destination, state_->route);
   state_->last = transfer;
@@ -42,8 +42,8 @@ double CongestionAwareModel::arrival(const Transfer& transfer) {
   for (const TopologyLink& link : state_->route) {
     const double occupancy = bytes / link.bandwidth;
     LinkSchedule& schedule = state_->links[link.id];
-    // Transfers come in canonical order, so none after this one reaches a
-    // link before this one's departure: older bookings can never matter again.
+    // Departures never decrease, so no later transfer reaches a link before
+    // this one's departure: older bookings can never matter again.
     schedule.forget_before(transfer.departure);
     time = schedule.book(time, occupancy) + occupancy + link.latency;
   }

@@ -27,8 +27,11 @@
 // tests/runtime/time/ring_allreduce_schedule_test.cc has such a loop.
 // Pricing step by step is not enough once the clocks diverge: one device's
 // step k+1 may depart before another's step k.
-// A call out of canonical order would make the result depend on the order
-// of the calls, so it throws instead (see arrival()).
+// A call that departs before one priced earlier would make the result depend
+// on the order of the calls, so it throws instead (see arrival()). Calls at
+// one departure in another order are booked in the order of the calls: a
+// causal replay (a launch's, deferred_clocks.h) needs that for a transfer
+// that departs at the very arrival of one it follows (a zero-cost route).
 //
 // Thread-safety: none. The model is one mutable state; the caller
 // serializes every call (one model per launch, or a lock).
@@ -48,9 +51,9 @@ class CongestionAwareModel final : public NetworkModel {
   const Topology& topology() const { return topology_; }
 
   // Books the transfer's route and returns its arrival. Throws
-  // InvalidArgumentError (naming both transfers) if the transfer comes
-  // before the last one priced since reset() in canonical order, and as
-  // NetworkModel::arrival; a rejected transfer books nothing.
+  // InvalidArgumentError (naming both transfers) if the transfer departs
+  // before the last one priced since reset(), and as NetworkModel::arrival;
+  // a rejected transfer books nothing.
   double arrival(const Transfer& transfer) override;
   bool needs_canonical_order() const override { return true; }
   void check(const Transfer& transfer) const override;

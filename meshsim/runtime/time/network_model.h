@@ -51,8 +51,9 @@ class NetworkModel {
   virtual void check(const Transfer& transfer) const;
 
   // Whether arrival() must be called in canonical order (a model with
-  // congestion state). A launch prices transfers as its devices make them,
-  // in no fixed order, so it refuses such a model.
+  // congestion state). Devices of a launch price as they go, in no fixed
+  // order, so a launch with such a model prices after it ends, in order of
+  // virtual time (virtual_time.h).
   virtual bool needs_canonical_order() const { return false; }
 
   // Forgets the state of earlier transfers (per-launch congestion), so the

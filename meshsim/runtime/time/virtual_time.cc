@@ -4,7 +4,10 @@ namespace meshsim {
 
 VirtualTime virtual_time_on(std::shared_ptr<NetworkModel> network, const AbstractMesh& mesh,
                             const TopologyMapping& mapping, DeviceSpec device) {
-  VirtualTime time{std::move(network), std::vector<int>(mesh.size()), device};
+  VirtualTime time;
+  time.network = std::move(network);
+  time.nodes.resize(mesh.size());
+  time.device = device;
   for (int position = 0; position < mesh.size(); ++position) {
     time.nodes[position] = mapping.node(position);
   }

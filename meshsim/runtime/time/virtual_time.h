@@ -26,14 +26,30 @@
 //   between them overlaps the communication.
 // The clocks are a function of the program: the same program gives bitwise
 // identical times on every run, whatever the thread count or execution mode.
+//
+// Pricing after the launch. A network with congestion (CongestionAwareModel,
+// any model whose needs_canonical_order() is true) or an external simulator
+// (ExternalClock) must see transfers in the order of virtual time, which
+// devices running at once cannot give it. Such a launch records how each
+// clock moves (32 bytes per receive, advance and async join; a launch keeps
+// at most replay_steps of them, a ResourceError beyond) and,
+// once the devices finished, replays the clocks as a discrete-event
+// simulation that prices every transfer in that order. The times are the
+// same functions of the program. But a device cannot read its clock while
+// it runs (DeviceContext::now() is a RuntimeUsageError): read
+// LaunchRecord::end_times and the trace. The replay runs only for a launch
+// with a LaunchOptions::record to put the times in, on the launching thread
+// (one replay at a time in the process, since launches may share a model).
 // Meetings that only serve the host (an algorithm's opening meeting, the
 // departure after in-place reads) cost nothing.
 
+#include <cstdint>
 #include <memory>
 #include <vector>
 
 #include "meshsim/mesh/abstract_mesh.h"
 #include "meshsim/mesh/topology/topology_mapping.h"
+#include "meshsim/runtime/time/external_clock.h"
 #include "meshsim/runtime/time/network_model.h"
 
 namespace meshsim {
@@ -46,17 +62,24 @@ struct DeviceSpec {
 };
 
 struct VirtualTime {
-  // Prices every transfer. Called from the launch's devices at once, in no
-  // particular order: it must be a function of the transfer alone and safe
-  // to call from several threads (CongestionUnawareModel is; a CallbackModel
-  // is if its function is). A model that needs canonical order
-  // (CongestionAwareModel) is refused by the launch.
+  // Prices every transfer; exactly one of `network` and `external` is set.
+  // A model that does not need canonical order is called from the launch's
+  // devices at once, in no particular order: it must be a function of the
+  // transfer alone and safe to call from several threads
+  // (CongestionUnawareModel is; a CallbackModel is if its function is). One
+  // that needs it (CongestionAwareModel) prices after the launch (above).
   std::shared_ptr<NetworkModel> network;
   // The topology node of each mesh position (row-major over the launch
   // mesh's axes). Empty: position p is node p.
   std::vector<int> nodes;
   // For DeviceContext::compute; unset (zero) fields make compute() an error.
   DeviceSpec device;
+  // A simulator that owns time and carries the transfers (external_clock.h);
+  // prices after the launch.
+  std::shared_ptr<ExternalClock> external;
+  // Pricing after the launch: how many clock steps the launch may keep over
+  // all its devices, each device an equal share (>= 1); 32 bytes each.
+  int64_t replay_steps = int64_t{1} << 26;
 };
 
 // Virtual time on `network`, the mesh's positions placed on `topology` by

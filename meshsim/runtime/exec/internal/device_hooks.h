@@ -37,6 +37,9 @@ struct DeviceHooks {
   // Appends to the device's collective records of this launch (bounded).
   static void record(DeviceContext& ctx, const CollectiveRecord& record);
   static DeviceState& device(DeviceContext& ctx) { return ctx.device_; }
+  // RuntimeUsageError naming `what` unless called from the device's own
+  // launch body (DeviceContext).
+  static void check_usable(DeviceContext& ctx, const char* what) { ctx.check_usable(what); }
   // The device's virtual clock (DeviceClock::on() says whether the launch
   // keeps time). Unchecked: for collectives, which checked the context when
   // they looked up their group or waiter.
@@ -55,7 +58,7 @@ struct DeviceHooks {
   // whose send was dropped).
   static std::optional<LinkStamp> stamp(DeviceContext& ctx, RawTraceEvent* sent) {
     if (!stamped(ctx)) return std::nullopt;
-    LinkStamp stamp{ctx.device_.clock.now, 0};
+    LinkStamp stamp{ctx.device_.clock.departure(), 0};
     if (sent != nullptr) sent->flow_out = stamp.flow = ctx.device_.trace.new_flow();
     return stamp;
   }

@@ -45,7 +45,7 @@ std::exception_ptr attribute(int device_id, std::exception_ptr error) {
 
 Launch::Launch(MeshState& mesh, std::vector<DeviceState*> devices,
                FunctionRef<void(DeviceContext&)> body, WaitPolicy policy,
-               const Launch* enclosing, const LaunchTime* time, LaunchTraceSettings trace)
+               const Launch* enclosing, LaunchTime* time, LaunchTraceSettings trace)
     : mesh_(mesh),
       devices_(std::move(devices)),
       body_(body),
@@ -87,7 +87,7 @@ void Launch::run_device(int position) {
   device.settled_early = false;
   device.records.clear();
   device.records_dropped = 0;
-  device.clock.begin_launch(time_);
+  device.clock.begin_launch(time_, position);
   device.trace.begin_launch(trace_.on, trace_.capacity, origin_, device.id, position);
   device.context.enter(*this, position);
   try {
@@ -121,8 +121,27 @@ void Launch::export_events(LaunchRecord& record) const {
   for (const DeviceState* device : devices_) total += device->trace.size();
   record.events.reserve(total);
   for (const DeviceState* device : devices_) {
+    const size_t first = record.events.size();
     record.events_dropped += device->trace.export_events(record.events);
+    if (time_ != nullptr && time_->deferred()) {
+      // Readings become seconds; 0 when the replay failed (the launch failed too).
+      const bool known = time_->replayed();
+      for (size_t i = first; i < record.events.size(); ++i) {
+        TraceEvent& e = record.events[i];
+        e.virtual_start = known ? time_->seconds(device->position, e.virtual_start) : 0;
+        e.virtual_end = known ? time_->seconds(device->position, e.virtual_end) : 0;
+      }
+    }
   }
+}
+
+std::vector<double> Launch::end_times() const {
+  if (time_ != nullptr && time_->deferred() && !time_->replayed()) return {};
+  std::vector<double> out(end_times_.size());
+  for (size_t position = 0; position < out.size(); ++position) {
+    out[position] = time_->seconds(static_cast<int>(position), end_times_[position]);
+  }
+  return out;
 }
 
 void Launch::fail(int device_id, std::exception_ptr error) {

@@ -43,7 +43,7 @@ class Launch final : public BlockTracker {
   // reference a new launch has. `time` (null: no virtual time) outlives it.
   Launch(MeshState& mesh, std::vector<DeviceState*> devices,
          FunctionRef<void(DeviceContext&)> body, WaitPolicy policy, const Launch* enclosing,
-         const LaunchTime* time = nullptr, LaunchTraceSettings trace = {});
+         LaunchTime* time = nullptr, LaunchTraceSettings trace = {});
 
   MeshState& mesh() { return mesh_; }
   const MeshState& mesh() const { return mesh_; }
@@ -75,9 +75,10 @@ class Launch final : public BlockTracker {
     if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
   }
 
-  // Each device's virtual clock when its body returned, by mesh position
-  // (empty without virtual time). Read once the launch is done.
-  const std::vector<double>& end_times() const { return end_times_; }
+  // Each device's virtual clock when its body returned, in seconds, by mesh
+  // position (empty without virtual time). Once the launch is done and, if
+  // it prices after it ends, replayed (LaunchTime::replay).
+  std::vector<double> end_times() const;
   // With tracing on: every device's events, by mesh position, into
   // `record` (events, events_dropped). Once the launch is done, while the
   // caller still holds its devices.
@@ -104,8 +105,8 @@ class Launch final : public BlockTracker {
   FunctionRef<void(DeviceContext&)> body_;
   WaitPolicy policy_;
   const Launch* enclosing_;
-  const LaunchTime* time_;
-  std::vector<double> end_times_;  // written by each device at its position
+  LaunchTime* time_;
+  std::vector<double> end_times_;  // readings, written by each device at its position
   LaunchTraceSettings trace_;
   std::chrono::steady_clock::time_point origin_;  // wall-time zero of the trace
   std::unique_ptr<std::atomic<bool>[]> started_;

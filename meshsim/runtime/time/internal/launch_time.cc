@@ -1,19 +1,29 @@
 #include "meshsim/runtime/time/internal/launch_time.h"
 
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <mutex>
 #include <string>
 
 #include "meshsim/mesh/error.h"
+#include "meshsim/runtime/time/internal/deferred_clocks.h"
 
 namespace meshsim {
 
 LaunchTime::LaunchTime(const VirtualTime& config, const Mesh& mesh, int device_limit)
-    : network_(config.network), node_of_device_(device_limit, -1), device_(config.device) {
+    : network_(config.network),
+      external_(config.external),
+      node_of_device_(device_limit, -1),
+      position_of_device_(device_limit, -1),
+      device_(config.device) {
   const std::string where = "virtual time of the launch on " + mesh.to_string();
-  if (network_ == nullptr) throw InvalidArgumentError(where + ": no network model");
-  if (network_->needs_canonical_order()) {
-    throw InvalidArgumentError(where + ": the network model needs transfers in canonical order "
-                               "(congestion-aware), which a launch cannot give it; use a "
-                               "congestion-unaware or callback model");
+  if (network_ == nullptr && external_ == nullptr) {
+    throw InvalidArgumentError(where + ": no network model and no external clock");
+  }
+  if (network_ != nullptr && external_ != nullptr) {
+    throw InvalidArgumentError(where +
+                               ": both a network model and an external clock; set one of them");
   }
   const int size = mesh.size();
   if (!config.nodes.empty() && static_cast<int>(config.nodes.size()) != size) {
@@ -22,19 +32,79 @@ LaunchTime::LaunchTime(const VirtualTime& config, const Mesh& mesh, int device_l
   }
   for (int position = 0; position < size; ++position) {
     const int node = config.nodes.empty() ? position : config.nodes[position];
-    try {
-      network_->check(Transfer{node, node, 0, 0.0});
-    } catch (const Error& e) {
+    if (network_ != nullptr) {
+      try {
+        network_->check(Transfer{node, node, 0, 0.0});
+      } catch (const Error& e) {
+        throw InvalidArgumentError(where + ": mesh position " + std::to_string(position) +
+                                   " is placed on node " + std::to_string(node) + ": " + e.what());
+      }
+    } else if (node < 0) {
       throw InvalidArgumentError(where + ": mesh position " + std::to_string(position) +
-                                 " is placed on node " + std::to_string(node) + ": " + e.what());
+                                 " is placed on node " + std::to_string(node) +
+                                 ", which is negative");
     }
-    node_of_device_[mesh.device_ids()[position]] = node;
+    const int id = mesh.device_ids()[position];
+    node_of_device_[id] = node;
+    position_of_device_[id] = position;
+    node_of_position_.push_back(node);
+    device_of_position_.push_back(id);
+  }
+  if (external_ != nullptr || network_->needs_canonical_order()) {
+    if (config.replay_steps < size) {
+      throw InvalidArgumentError(where + ": VirtualTime::replay_steps (" +
+                                 std::to_string(config.replay_steps) +
+                                 ") must give each of the " + std::to_string(size) +
+                                 " devices at least one step");
+    }
+    logs_.resize(size);
+    steps_per_device_ = std::min<int64_t>(config.replay_steps / size, INT32_MAX);
   }
 }
+
+LaunchTime::~LaunchTime() = default;
 
 double LaunchTime::arrival(int source, int destination, int64_t bytes, double departure) const {
   return network_->arrival(
       Transfer{node_of_device_[source], node_of_device_[destination], bytes, departure});
+}
+
+ClockLog& LaunchTime::begin_log(int position) {
+  ClockLog& log = logs_[position];
+  log.begin(device_of_position_[position], steps_per_device_);
+  return log;
+}
+
+void LaunchTime::replay() {
+  // Launches may share a model or a simulator, neither of which may be
+  // driven by two replays at once.
+  static std::mutex replaying;
+  const std::lock_guard lock(replaying);
+  auto clocks = std::make_unique<DeferredClocks>(logs_, node_of_position_, device_of_position_);
+  if (external_ != nullptr) {
+    clocks->price(*external_);
+  } else {
+    clocks->price(*network_);
+  }
+  replayed_ = std::move(clocks);
+}
+
+double LaunchTime::seconds(int position, double reading) const {
+  return deferred() ? replayed_->seconds(position, reading) : reading;
+}
+
+void DeviceClock::advance(int device, double seconds) {
+  if (log != nullptr) {
+    if (seconds > 0) now = log->advance(reading(), seconds);
+    return;
+  }
+  const double later = now + seconds;
+  if (!std::isfinite(later)) {
+    throw InvalidArgumentError("device " + std::to_string(device) + ": its virtual clock (" +
+                               std::to_string(now) + " s) advanced by " +
+                               std::to_string(seconds) + " s is not finite");
+  }
+  now = later;
 }
 
 }  // namespace meshsim

@@ -1,58 +1,118 @@
 #pragma once
 // LaunchTime: one launch's virtual time, shared by its devices — the network
-// model and the topology node of each device. DeviceClock: a device's clock
-// in that launch. Internal to the runtime; the public rules are in
-// time/virtual_time.h.
+// model (or external simulator) and the topology node of each device, and,
+// when transfers are priced after the launch, each device's ClockLog and
+// their replay. DeviceClock: a device's clock in that launch. Internal to
+// the runtime; the public rules are in time/virtual_time.h.
+//
+// A clock reading (DeviceClock::now, a departure in a link stamp or a
+// rendezvous slot, an async handle's end, a trace event's virtual times) is
+// seconds when transfers are priced as they happen, and a step of the
+// device's ClockLog when they are priced after the launch: only DeviceClock
+// and LaunchTime interpret it.
 
 #include <cstdint>
 #include <memory>
 #include <vector>
 
 #include "meshsim/mesh/mesh.h"
+#include "meshsim/runtime/time/internal/clock_log.h"
 #include "meshsim/runtime/time/virtual_time.h"
 
 namespace meshsim {
+
+class DeferredClocks;
 
 // Owned by a shared_ptr for the launch's duration: a *_start's handle keeps
 // a weak_ptr, so its done() can tell that the launch has ended.
 class LaunchTime : public std::enable_shared_from_this<LaunchTime> {
  public:
   // Checks `config` against `mesh` (whose device ids are below
-  // `device_limit`): InvalidArgumentError for a missing network model, one
-  // that needs canonical order, a node list whose length is not the mesh's
+  // `device_limit`): InvalidArgumentError for no network model and no
+  // external clock or both, a node list whose length is not the mesh's
   // size, or a node the model does not have (naming the position and node).
   LaunchTime(const VirtualTime& config, const Mesh& mesh, int device_limit);
+  ~LaunchTime();
+
+  // Whether transfers are priced after the launch (a model that needs
+  // canonical order, an external clock).
+  bool deferred() const { return !logs_.empty(); }
 
   // When `bytes` sent by device `source` to device `destination`, departing
-  // at `departure`, arrive. Both devices belong to the launch.
+  // at `departure`, arrive. Both devices belong to the launch; not deferred().
   double arrival(int source, int destination, int64_t bytes, double departure) const;
   const DeviceSpec& device() const { return device_; }
 
+  // deferred(): the log of the device at mesh position `position`, emptied;
+  // and the mesh position of device `device`.
+  ClockLog& begin_log(int position);
+  int position_of(int device) const { return position_of_device_[device]; }
+
+  // deferred(): prices every transfer once the launch's devices finished
+  // (throws what the model or simulator throws; see virtual_time.h).
+  void replay();
+  bool replayed() const { return replayed_ != nullptr; }
+  // A reading of the clock of mesh position `position` in seconds (once
+  // replayed() when deferred()).
+  double seconds(int position, double reading) const;
+
  private:
   std::shared_ptr<NetworkModel> network_;
-  std::vector<int> node_of_device_;  // by device id; -1 outside the launch's mesh
+  std::shared_ptr<ExternalClock> external_;
+  std::vector<int> node_of_device_;      // by device id; -1 outside the launch's mesh
+  std::vector<int> position_of_device_;  // by device id; -1 outside the launch's mesh
+  std::vector<int> node_of_position_;
+  std::vector<int> device_of_position_;
   DeviceSpec device_;
+  std::vector<ClockLog> logs_;  // deferred(): by mesh position
+  int64_t steps_per_device_ = 0;
+  std::unique_ptr<DeferredClocks> replayed_;
 };
 
 // Written and read only by the device's own code (its thread or fiber).
 struct DeviceClock {
   const LaunchTime* time = nullptr;  // null: the launch keeps no virtual time
-  double now = 0;
+  ClockLog* log = nullptr;           // set: transfers are priced after the launch
+  double now = 0;                    // a reading (above)
+
+  int concurrent = 0;              // open Communicator::concurrent scopes
+  double concurrent_departure = 0;  // the reading when the outermost opened
 
   bool on() const { return time != nullptr; }
-  void begin_launch(const LaunchTime* launch_time) {
+  void begin_launch(LaunchTime* launch_time, int position) {
     time = launch_time;
+    log = launch_time != nullptr && launch_time->deferred() ? &launch_time->begin_log(position)
+                                                            : nullptr;
     now = 0;
+    concurrent = 0;
   }
-  // Data this device waits for arrives at `arrival`.
-  void receive(double arrival) {
-    if (arrival > now) now = arrival;
-  }
-  // Prices `bytes` from device `source` to device `destination` departing at
-  // `departure`, and receives them.
+  // The reading a transfer begun now departs at.
+  double departure() const { return concurrent > 0 ? concurrent_departure : now; }
+  // Receives `bytes` from device `source` (to device `destination`, this
+  // one) that departed at reading `departure` of the sender's clock.
   void receive(int source, int destination, int64_t bytes, double departure) {
-    receive(time->arrival(source, destination, bytes, departure));
+    if (log != nullptr) {
+      now = log->receive(reading(), time->position_of(source), static_cast<int32_t>(departure),
+                         bytes);
+    } else {
+      join(time->arrival(source, destination, bytes, departure));
+    }
   }
+  // Moves the clock to `other` (a reading of this clock) if it is later.
+  void join(double other) {
+    if (log != nullptr) {
+      if (other != now) now = log->join(reading(), static_cast<int32_t>(other));
+    } else if (other > now) {
+      now = other;
+    }
+  }
+  // Moves the clock by `seconds` (finite, >= 0) of the device's own work;
+  // InvalidArgumentError naming `device` if the clock would not be finite
+  // (priced after the launch: when it is replayed).
+  void advance(int device, double seconds);
+
+ private:
+  int32_t reading() const { return static_cast<int32_t>(now); }
 };
 
 }  // namespace meshsim

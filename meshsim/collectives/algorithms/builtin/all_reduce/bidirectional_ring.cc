@@ -9,8 +9,9 @@
 // Cost: 2(n-1)α + (n-1)/n·Sβ + (n-1)/n·Sγ on full-duplex links, where both
 // directions of a link run at once. On meshsim's fabric a member runs the two
 // rings' transfers of a step one after the other (sendrecv blocks), so its
-// wall time is close to ring's. Operands combine in ring order (commutative
-// op).
+// wall time is close to ring's; in virtual time the two sends of a step
+// depart together (Communicator::concurrent), as on hardware. Operands
+// combine in ring order (commutative op).
 
 #include "meshsim/collectives/algorithms/builtin/all_reduce/internal/steps.h"
 #include "meshsim/collectives/algorithms/internal/builtin.h"
@@ -38,12 +39,15 @@ Algorithm<AllReduceArgs> all_reduce_bidirectional_ring() {
     all_reduce_steps::RingAllReduce forward(comm, +1, in, out, half, args.dtype, args.op);
     all_reduce_steps::RingAllReduce backward(comm, -1, in + offset, out + offset,
                                              args.count - half, args.dtype, args.op);
+    // In virtual time both rings' sends of a step depart together.
     for (int s = 0; s < forward.steps(); ++s) {
+      const Communicator::Concurrent together = comm.concurrent();
       forward.reduce_scatter_step(s);
       backward.reduce_scatter_step(s);
     }
     comm.wait_sends();
     for (int s = 0; s < forward.steps(); ++s) {
+      const Communicator::Concurrent together = comm.concurrent();
       forward.all_gather_step(s);
       backward.all_gather_step(s);
     }

@@ -1,0 +1,83 @@
+#pragma once
+// DeferredClocks: every clock of a launch that recorded its devices' steps
+// (clock_log.h), evaluated once it ended — a discrete-event replay that
+// prices each transfer in order of virtual time.
+//
+// A step's time follows from the steps it depends on: its base (and, for a
+// join, the step joined) and, for a receive, the arrival of its transfer,
+// which departs at the sender's step. The replay evaluates every step whose
+// inputs are known; a transfer is issued when its sender's step is known.
+// When nothing more can be evaluated, every step still unknown waits on some
+// issued transfer, so it lies at or after the earliest departure issued: no
+// transfer still to come departs before it. That transfer is priced next.
+// Hence a congestion-aware model sees departures in non-decreasing order,
+// in canonical order except where a transfer's departure equals an arrival
+// (a zero-cost route) it causally follows. The replay is a function of the
+// logs alone: the same program gives the same times on every run.
+
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <vector>
+
+#include "meshsim/runtime/time/external_clock.h"
+#include "meshsim/runtime/time/internal/clock_log.h"
+#include "meshsim/runtime/time/network_model.h"
+
+namespace meshsim {
+
+class DeferredClocks {
+ public:
+  // `logs`, `nodes` (topology node) and `devices` (device id, for messages)
+  // by mesh position. The logs must outlive this object.
+  DeferredClocks(const std::vector<ClockLog>& logs, std::vector<int> nodes,
+                 std::vector<int> devices);
+  ~DeferredClocks();
+
+  // Evaluates every step, pricing the transfers with `model` (reset first).
+  // Throws what the model throws, and InvalidArgumentError naming the
+  // device whose clock became non-finite.
+  void price(NetworkModel& model);
+  // The same with the transfers carried by an external simulator
+  // (external_clock.h): errors as described there.
+  void price(ExternalClock& clock);
+
+  // Seconds of virtual time of a reading (a step index) of `position`'s
+  // clock; after price().
+  double seconds(int position, double reading) const;
+
+ private:
+  struct Pending;
+  struct ExternalRun;
+  using Issue = void (*)(void* context, int64_t receive, double departure);
+
+  int64_t global(int position, int32_t step) const { return offset_[position] + step; }
+  int position_of(int64_t step) const;
+  Transfer transfer_of(int64_t receive) const;
+  void build();
+  // Evaluates every step whose inputs are known, calling `issue` for each
+  // transfer whose departure becomes known.
+  void drain(Issue issue, void* context);
+  void evaluate(int64_t step, Issue issue, void* context);
+  // The transfer of receive step `receive` arrived at `arrival`.
+  void resolve(int64_t receive, double arrival);
+  void check_all_evaluated(const char* what) const;
+  // The external simulator's side: schedules a transfer's departure, and
+  // takes its arrival.
+  static void issue_external(void* context, int64_t receive, double departure);
+  void deliver(ExternalRun& run, std::weak_ptr<ExternalRun> weak, int64_t receive);
+
+  const std::vector<ClockLog>& logs_;
+  std::vector<int> nodes_;
+  std::vector<int> devices_;
+  std::vector<int64_t> offset_;    // first global index of each position; back() = total
+  std::vector<double> time_;       // by global index, once evaluated
+  std::vector<double> arrival_;    // by global index of a receive, once priced
+  std::vector<uint8_t> missing_;   // inputs not yet known
+  std::vector<int64_t> users_begin_, users_;          // steps waiting on a step (CSR)
+  std::vector<int64_t> receivers_begin_, receivers_;  // receives a step's transfers feed (CSR)
+  std::vector<int64_t> ready_;
+  int64_t evaluated_ = 0;
+};
+
+}  // namespace meshsim
