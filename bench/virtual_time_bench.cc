@@ -110,7 +110,9 @@ void BM_RingAllReducePricing(benchmark::State& state) {
   } else {
     time->network = std::make_shared<CongestionUnawareModel>(ring);
   }
-  Runtime rt(n, {.execution = ExecutionMode::kFibers});
+  RuntimeOptions fibers;
+  fibers.execution = ExecutionMode::kFibers;
+  Runtime rt(n, fibers);
   const Mesh mesh = Mesh::make({{"x", n}});
   LaunchRecord record;
   std::atomic<int> wrong{0};
@@ -131,6 +133,7 @@ void BM_RingAllReducePricing(benchmark::State& state) {
 BENCHMARK(BM_RingAllReducePricing)
     ->ArgNames({"aware", "devices"})
     ->ArgsProduct({{0, 1}, {64, 1024}})
+    ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 
 }  // namespace

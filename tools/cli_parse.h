@@ -42,6 +42,6 @@ void check_output_path(std::string_view option, const std::string& path);
 std::shared_ptr<const VirtualTime> parse_topology_option(std::string_view text, const Mesh& mesh,
                                                          std::string_view network);
 // The --network option's choices, for its help and check.
-inline constexpr const char* kNetworkModels[] = {"congestion-unaware", "congestion-aware"};
+inline const std::vector<std::string> kNetworkModels = {"congestion-unaware", "congestion-aware"};
 
 }  // namespace meshsim::cli
