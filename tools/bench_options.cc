@@ -147,12 +147,7 @@ BenchCommand::BenchCommand(CLI::App& bench) {
   bench.add_option("--topology", topology_,
                    "Also model one call per size on this network: a JSON file or a spec such as "
                    "ring:bw=50GB/s,lat=500ns (see below); adds modeled time and busbw columns");
-  bench.add_option("--network", network_,
-                   "The model of --topology: congestion-unaware (per message: hops x latency + "
-                   "bytes / bandwidth) or congestion-aware (links are shared: store-and-forward "
-                   "FIFO per link, priced after the launch)")
-      ->check(CLI::IsMember(kNetworkModels))
-      ->capture_default_str();
+  add_network_option(bench, network_);
   bench.add_option("--trace", trace_,
                    "Write a Chrome / Perfetto trace of one call at the largest size to this file");
   bench.add_option("--root", root_, "pbroadcast: the source rank")->capture_default_str();

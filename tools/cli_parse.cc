@@ -171,6 +171,15 @@ std::shared_ptr<const VirtualTime> parse_topology_option(std::string_view text, 
   }
 }
 
+void add_network_option(CLI::App& app, std::string& network) {
+  app.add_option("--network", network,
+                 "The model of --topology: congestion-unaware (per message: hops x latency + "
+                 "bytes / bandwidth) or congestion-aware (links are shared: store-and-forward "
+                 "FIFO per link, priced after the launch)")
+      ->check(CLI::IsMember({"congestion-unaware", "congestion-aware"}))
+      ->capture_default_str();
+}
+
 void check_output_path(std::string_view option, const std::string& path) {
   const std::filesystem::path parent = std::filesystem::path(path).parent_path();
   std::error_code ec;

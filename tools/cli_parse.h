@@ -4,6 +4,8 @@
 // throws InvalidArgumentError naming the option, the value and the expected
 // form.
 
+#include <CLI/CLI.hpp>
+
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -41,7 +43,8 @@ void check_output_path(std::string_view option, const std::string& path);
 // "congestion-aware"), mesh position p on node p.
 std::shared_ptr<const VirtualTime> parse_topology_option(std::string_view text, const Mesh& mesh,
                                                          std::string_view network);
-// The --network option's choices, for its help and check.
-inline const std::vector<std::string> kNetworkModels = {"congestion-unaware", "congestion-aware"};
+// Adds --network (the model of --topology) to `app`, stored in `network`
+// (its default is the option's default).
+void add_network_option(CLI::App& app, std::string& network);
 
 }  // namespace meshsim::cli

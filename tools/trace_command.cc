@@ -69,12 +69,7 @@ TraceCommand::TraceCommand(CLI::App& trace) {
                    "The network: a JSON file or a spec such as ring:bw=50GB/s,lat=500ns "
                    "(see meshsim bench --help)")
       ->capture_default_str();
-  trace.add_option("--network", network_,
-                   "The model of --topology: congestion-unaware (per message: hops x latency + "
-                   "bytes / bandwidth) or congestion-aware (links are shared: store-and-forward "
-                   "FIFO per link, priced after the launch)")
-      ->check(CLI::IsMember(kNetworkModels))
-      ->capture_default_str();
+  add_network_option(trace, network_);
   trace.add_option("--layers", layers_, "Layers of the step")->capture_default_str();
   trace.add_option("--shard-bytes", shard_bytes_,
                    "Bytes of each device's weight shard (suffixes K, M, G)")
