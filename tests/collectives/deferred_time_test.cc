@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <map>
 #include <memory>
@@ -151,7 +152,7 @@ TEST(CongestionAwareLaunch, IsTheSameOnEveryRunAndInBothExecutionModes) {
 TEST(CongestionAwareLaunch, StartOverlapsComputeUntilDone) {
   // ppermute both ways on a bidirectional ring of 2: one hop each way.
   const double transfer = kAlpha + 1024 * kBeta;
-  for (double compute : {transfer / 2, 3 * transfer}) {
+  for (double compute : {0.0, transfer / 2, 3 * transfer}) {
     const auto record = run_priced(
         2,
         [&](DeviceContext& ctx) {
@@ -229,7 +230,7 @@ TEST(CongestionAwareLaunch, ErrorsNameWhatWasWrong) {
                      }
                    },
                    {.time = aware_on(DimensionKind::ring, 4), .record = &record}),
-               InvalidArgumentError, "device 2: its virtual clock (1e+308 s) advanced by");
+               InvalidArgumentError, "device 2: its virtual clock (1e+308 s) advanced by 1e+308 s is not finite");
   EXPECT_TRUE(record.end_times.empty());
   // Too many steps for the budget: a ResourceError naming the device.
   auto small = aware_on(DimensionKind::ring, 4);
@@ -240,7 +241,7 @@ TEST(CongestionAwareLaunch, ErrorsNameWhatWasWrong) {
                      for (int i = 0; i < (ctx.position() == 1 ? 10 : 5); ++i) ctx.advance(1);
                    },
                    {.time = small, .record = &record}),
-               ResourceError, "device 1: its clock took 10 steps");
+               ResourceError, "device 1: its clock reached 9 moves");
   small->replay_steps = 3;
   EXPECT_ERROR(runtime.launch(mesh, [](DeviceContext&) {}, {.time = small}),
                InvalidArgumentError, "replay_steps (3) must give each of the 4 devices");
@@ -264,20 +265,27 @@ TEST(CongestionAwareLaunch, ErrorsNameWhatWasWrong) {
 // `misbehave` makes it break the contract in one way.
 class TestSimulator final : public ExternalClock {
  public:
-  enum class Misbehave { kNo, kDropsDeliveries, kDeliversTwice, kDeliversEarly, kKeepsOne };
-  explicit TestSimulator(bool one_bus = false, Misbehave misbehave = Misbehave::kNo)
-      : one_bus_(one_bus), misbehave_(misbehave) {}
+  enum class Misbehave {
+    kNo, kDropsDeliveries, kDeliversTwice, kDeliversEarly, kKeepsOne, kNanNow, kCallsAtOnce
+  };
+  explicit TestSimulator(bool one_bus = false, Misbehave misbehave = Misbehave::kNo,
+                         double alpha = kAlpha)
+      : one_bus_(one_bus), misbehave_(misbehave), alpha_(alpha) {}
 
-  double now() override { return now_; }
+  double now() override {
+    return misbehave_ == Misbehave::kNanNow && running_ ? std::nan("") : now_;
+  }
   void schedule(double delay, std::function<void()> fn) override {
     EXPECT_GE(delay, 0.0);
+    if (misbehave_ == Misbehave::kCallsAtOnce) return fn();
     events_.push({now_ + delay, next_++, std::move(fn)});
   }
+  int runs() const { return runs_; }
   void send(const ExternalMessage& m, std::function<void()> on_sent) override {
     const double start = one_bus_ ? std::max(now_, bus_free_) : now_;
     const double sent = start + m.bytes * kBeta;
     if (one_bus_) bus_free_ = sent;
-    arrival_[m.tag] = sent + kAlpha;
+    arrival_[m.tag] = sent + alpha_;
     events_.push({sent, next_++, std::move(on_sent)});
     ++messages_;
   }
@@ -292,6 +300,8 @@ class TestSimulator final : public ExternalClock {
     events_.push({at, next_++, std::move(on_received)});
   }
   void run() override {
+    ++runs_;
+    running_ = true;
     while (!events_.empty()) {
       Event e = events_.top();
       events_.pop();
@@ -311,7 +321,10 @@ class TestSimulator final : public ExternalClock {
   };
   bool one_bus_;
   Misbehave misbehave_;
-  double now_ = 100;  // not zero: meshsim's times are relative to the replay's start
+  double alpha_;
+  bool running_ = false;
+  int runs_ = 0;
+  double now_ = 100.3;  // not zero: meshsim's times are relative to the replay's start
   double bus_free_ = 0;
   int64_t next_ = 0;
   int messages_ = 0;
@@ -352,6 +365,59 @@ TEST(ExternalClockLaunch, TheSimulatorDecidesHowTransfersShare) {
   EXPECT_EQ(record.end_times[2], 0.0);
 }
 
+TEST(ExternalClockLaunch, ZeroCostDeliveriesKeepTheirDepartureExactly) {
+  // Zero latency and zero bytes (a barrier): each arrival is its departure,
+  // although the simulator's clock is far from 0 (rounding of now() - origin).
+  auto sim = std::make_shared<TestSimulator>(false, TestSimulator::Misbehave::kNo, 0.0);
+  const auto record = run_priced(4, [](DeviceContext& ctx) {
+    ctx.advance(0.1 * (ctx.position() + 1));
+    psend(ctx, Array::full({0}, DType::kFloat32, 0), "x", {{ctx.position(), (ctx.position() + 1) % 4}});
+    precv(ctx, {}, {0}, DType::kFloat32, "x", {{(ctx.position() + 3) % 4, ctx.position()}});
+  }, external(sim));
+  // Each device's own advance, or its sender's if later: exactly those doubles.
+  const std::vector<double> advanced = {0.1, 0.1 * 2, 0.1 * 3, 0.1 * 4};
+  EXPECT_EQ(record.end_times, (std::vector<double>{advanced[3], advanced[1], advanced[2], advanced[3]}));
+}
+
+TEST(ExternalClockLaunch, AFailedLaunchIsNotReplayed) {
+  auto sim = std::make_shared<TestSimulator>();
+  Runtime runtime(2);
+  LaunchRecord record;
+  EXPECT_ERROR(runtime.launch(Mesh::make({{"x", 2}}),
+                              [](DeviceContext& ctx) {
+                                psum(ctx, Array::full({4}, DType::kFloat32, 1), "x");
+                                if (ctx.position() == 1) throw InvalidArgumentError("user error");
+                              },
+                              {.time = external(sim), .record = &record, .trace = true}),
+               InvalidArgumentError, "user error");
+  EXPECT_EQ(sim->runs(), 0);
+  EXPECT_TRUE(record.end_times.empty());
+  ASSERT_FALSE(record.events.empty());
+  for (const TraceEvent& e : record.events) EXPECT_EQ(e.virtual_end, 0.0);
+}
+
+TEST(CongestionAwareLaunch, AModelThatReturnsNonsenseIsNamed) {
+  class Broken final : public NetworkModel {
+   public:
+    explicit Broken(double arrival) : arrival_(arrival) {}
+    double arrival(const Transfer&) override { return arrival_; }
+    bool needs_canonical_order() const override { return true; }
+    void reset() override {}
+
+   private:
+    double arrival_;
+  };
+  Runtime runtime(2);
+  LaunchRecord record;
+  for (double arrival : {std::nan(""), -1.0}) {
+    auto time = std::make_shared<VirtualTime>();
+    time->network = std::make_shared<Broken>(arrival);
+    EXPECT_ERROR(runtime.launch(Mesh::make({{"x", 2}}), all_reduce(4, "ring"),
+                                {.time = time, .record = &record}),
+                 InvalidArgumentError, "an arrival must be finite and not before the departure");
+  }
+}
+
 TEST(ExternalClockLaunch, ASimulatorThatBreaksTheContractIsNamed) {
   const Mesh mesh = Mesh::make({{"x", 2}});
   const auto body = all_reduce(512, "ring");
@@ -363,8 +429,9 @@ TEST(ExternalClockLaunch, ASimulatorThatBreaksTheContractIsNamed) {
                                    false, M::kDropsDeliveries)),
                                .record = &record}),
                InvalidArgumentError,
-               "external clock: run() returned but: 4 of 6 clock steps of the launch are still "
-               "waiting for a transfer");
+               "external clock: run() returned but: 4 of 6 clock steps of the launch still wait "
+               "for a transfer, e.g. transfer 1 -> 0 (1024 bytes, departing at 0 s, sequence 1) "
+               "(message tag 1) to device 0");
   EXPECT_ERROR(runtime.launch(mesh, body,
                               {.time = external(std::make_shared<TestSimulator>(
                                    false, M::kDeliversTwice)),
@@ -374,7 +441,16 @@ TEST(ExternalClockLaunch, ASimulatorThatBreaksTheContractIsNamed) {
                               {.time = external(std::make_shared<TestSimulator>(
                                    false, M::kDeliversEarly)),
                                .record = &record}),
-               InvalidArgumentError, "before it departed");
+               InvalidArgumentError, "before it was sent at 100.3 s");
+  EXPECT_ERROR(runtime.launch(mesh, body,
+                              {.time = external(std::make_shared<TestSimulator>(false, M::kNanNow)),
+                               .record = &record}),
+               InvalidArgumentError, "external clock: now() returned nan");
+  EXPECT_ERROR(runtime.launch(mesh, body,
+                              {.time = external(std::make_shared<TestSimulator>(
+                                   false, M::kCallsAtOnce)),
+                               .record = &record}),
+               RuntimeUsageError, "ran outside run()");
   // A callback kept past the replay.
   auto keeper = std::make_shared<TestSimulator>(false, M::kKeepsOne);
   EXPECT_ERROR(runtime.launch(mesh, body, {.time = external(keeper), .record = &record}),

@@ -156,7 +156,7 @@ class Meeting {
  private:
   Waiter& waiter() { return DeviceHooks::waiter(ctx_); }
   void post_clock() {
-    if (clock_.on()) rendezvous().post_clock(rank(), clock_.now);
+    if (clock_.on()) rendezvous().post_clock(rank(), clock_.departure());
   }
 
   DeviceContext& ctx_;

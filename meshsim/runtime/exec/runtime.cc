@@ -19,6 +19,23 @@ namespace meshsim {
 using namespace std::chrono_literals;
 namespace {
 
+// The record's clock readings (end times, events' virtual times) in seconds
+// once `time` was replayed; else no end times and events at time 0.
+void in_seconds(LaunchRecord& record, const LaunchTime& time) {
+  if (!time.replayed()) {
+    record.end_times.clear();
+    for (TraceEvent& e : record.events) e.virtual_start = e.virtual_end = 0;
+    return;
+  }
+  for (size_t position = 0; position < record.end_times.size(); ++position) {
+    record.end_times[position] = time.seconds(static_cast<int>(position), record.end_times[position]);
+  }
+  for (TraceEvent& e : record.events) {
+    e.virtual_start = time.seconds(e.position, e.virtual_start);
+    e.virtual_end = time.seconds(e.position, e.virtual_end);
+  }
+}
+
 size_t hash_mesh(const Mesh& mesh) {
   size_t h = mesh.abstract_mesh().hash();
   for (int id : mesh.device_ids()) h = h * 1'000'003 ^ static_cast<size_t>(id);
@@ -417,16 +434,6 @@ void RuntimeImpl::launch(const Mesh& mesh_arg, const std::function<void(DeviceCo
     } else {
       unreceived = mesh_state.take_unreceived_messages();
     }
-    // A launch that prices after it ends replays its clocks for the record
-    // (virtual_time.h). A replay that fails does not hide the launch's own
-    // error; the record then has no times.
-    if (options.record != nullptr && time != nullptr && time->deferred()) {
-      try {
-        time->replay();
-      } catch (...) {
-        if (!launch->failed()) throw;
-      }
-    }
     // The events name groups of mesh_state (pinned) and entries of the
     // registry; the devices' traces are reused once they are released. An
     // export that runs out of memory does not hide the launch's own error.
@@ -439,13 +446,30 @@ void RuntimeImpl::launch(const Mesh& mesh_arg, const std::function<void(DeviceCo
       }
     }
   }
-  if (options.record != nullptr) options.record->end_times = launch->end_times();
+  std::exception_ptr replay_error;
+  if (options.record != nullptr) {
+    options.record->end_times = launch->end_times();
+    // A launch that prices after it ends replays its clocks for the record
+    // (virtual_time.h), once it let the devices go. A failed launch is not
+    // replayed (its clocks stopped anywhere).
+    if (time != nullptr && time->deferred()) {
+      if (!launch->failed()) {
+        try {
+          time->replay();
+        } catch (...) {
+          replay_error = std::current_exception();
+        }
+      }
+      in_seconds(*options.record, *time);
+    }
+  }
   if (launch->failed()) launch->rethrow();
   if (!unreceived.empty()) {
     throw UnreceivedMessageError("launch on " + mesh.to_string() +
                                  " ended with messages sent by psend and never received: " +
                                  unreceived);
   }
+  if (replay_error != nullptr) std::rethrow_exception(replay_error);
 }
 
 void RuntimeImpl::wait_for(Launch& launch) noexcept {

@@ -24,7 +24,8 @@
 // first one only when no device can still issue one before it. With every
 // latency > 0 that holds for the first pending transfer once every device
 // has issued what it can (a later transfer departs after some arrival);
-// tests/runtime/time/ring_allreduce_schedule_test.cc has such a loop.
+// tests/support/ring_step_schedule.h has such a loop, and a launch runs one
+// (runtime/time/internal/deferred_clocks.h).
 // Pricing step by step is not enough once the clocks diverge: one device's
 // step k+1 may depart before another's step k.
 // A call that departs before one priced earlier would make the result depend

@@ -14,20 +14,28 @@
 //   schedule(origin + d - now(), fn) whose fn calls send() and recv()
 //   with the same message (eager: the receive is posted when the data
 //   leaves);
-// - when the simulator calls the receive's callback, now() - origin is the
-//   transfer's arrival; the receiver's clock moves, which may start more
-//   transfers (scheduled from inside the callback, never in the past);
+// - when the simulator calls the receive's callback, the transfer arrives at
+//   d + (now() - the time of its send()); the receiver's clock moves, which
+//   may start more transfers (scheduled from inside the callback, never in
+//   the past);
 // - meshsim calls run() once, and expects every transfer to have arrived
 //   when it returns.
 // So the simulator sees transfers at their departures in virtual time and
 // may model any sharing between them (max-min fairness, packets, ...).
 //
-// Thread-safety: every call comes from the thread that launched, one launch
-// at a time (meshsim serializes launches that price after they end). The
-// simulator calls the callbacks from inside run(), on that thread.
-// A callback called twice, or after run() returned, is a RuntimeUsageError;
-// a receive that completes before its send departed, an InvalidArgumentError
-// naming the transfer; what the simulator throws reaches the launch's caller.
+// Thread-safety: every call comes from the thread that launched, one replay
+// at a time in the process (meshsim serializes them), after the launch let
+// its devices go. The simulator calls the callbacks from inside run(), on
+// that thread; a callback inside schedule(), send() or recv() is an error.
+// Errors: a callback called twice, outside run() or after it returned is a
+// RuntimeUsageError; a receive that completes before its send started, or a
+// now() that is not finite, an InvalidArgumentError naming the transfer. A
+// callback throws its error through run() (a simulator that catches it: the
+// later callbacks do nothing and the launch throws it once run() returns).
+// What the simulator throws reaches the launch's caller. Nothing times out:
+// a run() that never returns keeps the launch's caller waiting.
+// Precision: transit times are differences of now(), so a simulator far
+// from time 0 gives them the precision of its own clock.
 
 #include <cstdint>
 #include <functional>

@@ -27,21 +27,24 @@
 // The clocks are a function of the program: the same program gives bitwise
 // identical times on every run, whatever the thread count or execution mode.
 //
+// Meetings that only serve the host (an algorithm's opening meeting, the
+// departure after in-place reads) cost nothing.
+//
 // Pricing after the launch. A network with congestion (CongestionAwareModel,
 // any model whose needs_canonical_order() is true) or an external simulator
 // (ExternalClock) must see transfers in the order of virtual time, which
 // devices running at once cannot give it. Such a launch records how each
-// clock moves (32 bytes per receive, advance and async join; a launch keeps
-// at most replay_steps of them, a ResourceError beyond) and,
-// once the devices finished, replays the clocks as a discrete-event
-// simulation that prices every transfer in that order. The times are the
-// same functions of the program. But a device cannot read its clock while
-// it runs (DeviceContext::now() is a RuntimeUsageError): read
-// LaunchRecord::end_times and the trace. The replay runs only for a launch
-// with a LaunchOptions::record to put the times in, on the launching thread
-// (one replay at a time in the process, since launches may share a model).
-// Meetings that only serve the host (an algorithm's opening meeting, the
-// departure after in-place reads) cost nothing.
+// clock moves (32 bytes per receive, advance and async join, ~100 more while
+// the replay runs; at most replay_steps of them, a ResourceError beyond)
+// and, once the devices finished and were let go, the launching thread
+// replays the clocks as a discrete-event simulation that prices every
+// transfer in that order (one replay at a time in the process: launches may
+// share a model). The times are the same functions of the program. But a
+// device cannot read its clock while it runs (DeviceContext::now() is a
+// RuntimeUsageError): read LaunchRecord::end_times and the trace. Only a
+// launch with a LaunchOptions::record is replayed, and only if it succeeded;
+// the replay's errors (a model's, a simulator's, a clock that is not
+// finite) are the launch's.
 
 #include <cstdint>
 #include <memory>

@@ -121,27 +121,8 @@ void Launch::export_events(LaunchRecord& record) const {
   for (const DeviceState* device : devices_) total += device->trace.size();
   record.events.reserve(total);
   for (const DeviceState* device : devices_) {
-    const size_t first = record.events.size();
     record.events_dropped += device->trace.export_events(record.events);
-    if (time_ != nullptr && time_->deferred()) {
-      // Readings become seconds; 0 when the replay failed (the launch failed too).
-      const bool known = time_->replayed();
-      for (size_t i = first; i < record.events.size(); ++i) {
-        TraceEvent& e = record.events[i];
-        e.virtual_start = known ? time_->seconds(device->position, e.virtual_start) : 0;
-        e.virtual_end = known ? time_->seconds(device->position, e.virtual_end) : 0;
-      }
-    }
   }
-}
-
-std::vector<double> Launch::end_times() const {
-  if (time_ != nullptr && time_->deferred() && !time_->replayed()) return {};
-  std::vector<double> out(end_times_.size());
-  for (size_t position = 0; position < out.size(); ++position) {
-    out[position] = time_->seconds(static_cast<int>(position), end_times_[position]);
-  }
-  return out;
 }
 
 void Launch::fail(int device_id, std::exception_ptr error) {

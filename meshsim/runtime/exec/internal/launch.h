@@ -75,13 +75,12 @@ class Launch final : public BlockTracker {
     if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
   }
 
-  // Each device's virtual clock when its body returned, in seconds, by mesh
-  // position (empty without virtual time). Once the launch is done and, if
-  // it prices after it ends, replayed (LaunchTime::replay).
-  std::vector<double> end_times() const;
+  // Each device's virtual clock reading when its body returned, by mesh
+  // position (empty without virtual time). Once the launch is done.
+  const std::vector<double>& end_times() const { return end_times_; }
   // With tracing on: every device's events, by mesh position, into
-  // `record` (events, events_dropped). Once the launch is done, while the
-  // caller still holds its devices.
+  // `record` (events, events_dropped), their virtual times as readings. Once
+  // the launch is done, while the caller still holds its devices.
   void export_events(LaunchRecord& record) const;
   // Where every device is, summarized by state (launch_report.h).
   std::string progress_report(const std::string& headline) const;

@@ -9,12 +9,24 @@
 // ended). A clock reading is then a step's index (exact in a double).
 
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <vector>
 
+#include "meshsim/mesh/error.h"
 #include "meshsim/runtime/exec/errors.h"
 
 namespace meshsim {
+
+// InvalidArgumentError: device `device`'s clock at `before` seconds,
+// advanced by `seconds`, is not finite (the network model would reject it on
+// some peer: name this device instead).
+[[noreturn]] inline void throw_non_finite_clock(int device, double before, double seconds) {
+  char text[96];
+  std::snprintf(text, sizeof text, "(%.17g s) advanced by %.17g s", before, seconds);
+  throw InvalidArgumentError("device " + std::to_string(device) + ": its virtual clock " + text +
+                             " is not finite");
+}
 
 struct ClockStep {
   enum class Kind : uint8_t { kStart, kAdvance, kReceive, kJoin };
@@ -56,9 +68,9 @@ class ClockLog {
     return static_cast<int32_t>(steps_.size() - 1);
   }
   [[noreturn]] void throw_full() const {
-    throw ResourceError("device " + std::to_string(device_) + ": its clock took " +
-                        std::to_string(limit_) +
-                        " steps (receives, advances, joins), its share of the "
+    throw ResourceError("device " + std::to_string(device_) + ": its clock reached " +
+                        std::to_string(limit_ - 1) +
+                        " moves (receives, advances, joins), its share of the "
                         "VirtualTime::replay_steps a launch priced after it ends (congestion-aware "
                         "or external network) may keep; raise it or split the program into "
                         "shorter launches");

@@ -21,18 +21,10 @@ std::string seconds_text(double seconds) {
 
 }  // namespace
 
-// An issued transfer, ordered canonically (network_model.h); its sequence
-// is its receive step's global index, fixed by the program.
-struct DeferredClocks::Pending {
-  double departure;
-  int source;
-  int destination;
-  int64_t receive;
-  bool operator>(const Pending& o) const {
-    return std::tie(departure, source, destination, receive) >
-           std::tie(o.departure, o.source, o.destination, o.receive);
-  }
-};
+bool DeferredClocks::IssuedTransfer::operator>(const IssuedTransfer& o) const {
+  return std::tie(departure, source, destination, receive) >
+         std::tie(o.departure, o.source, o.destination, o.receive);
+}
 
 DeferredClocks::DeferredClocks(const std::vector<ClockLog>& logs, std::vector<int> nodes,
                                std::vector<int> devices)
@@ -116,7 +108,7 @@ Transfer DeferredClocks::transfer_of(int64_t receive) const {
                   time_[global(step.source, step.other)], receive};
 }
 
-void DeferredClocks::evaluate(int64_t g, Issue issue, void* context) {
+void DeferredClocks::evaluate(int64_t g) {
   const int position = position_of(g);
   const ClockStep& step = logs_[position].steps()[g - offset_[position]];
   const int64_t base = global(position, step.base);
@@ -126,12 +118,7 @@ void DeferredClocks::evaluate(int64_t g, Issue issue, void* context) {
       break;
     case ClockStep::Kind::kAdvance:
       t = time_[base] + step.seconds;
-      if (!std::isfinite(t)) {
-        throw InvalidArgumentError("device " + std::to_string(devices_[position]) +
-                                   ": its virtual clock (" + seconds_text(time_[base]) +
-                                   " s) advanced by " + seconds_text(step.seconds) +
-                                   " s is not finite");
-      }
+      if (!std::isfinite(t)) throw_non_finite_clock(devices_[position], time_[base], step.seconds);
       break;
     case ClockStep::Kind::kJoin:
       t = std::max(time_[base], time_[global(position, step.other)]);
@@ -146,15 +133,16 @@ void DeferredClocks::evaluate(int64_t g, Issue issue, void* context) {
     if (--missing_[users_[i]] == 0) ready_.push_back(users_[i]);
   }
   for (int64_t i = receivers_begin_[g]; i < receivers_begin_[g + 1]; ++i) {
-    issue(context, receivers_[i], t);
+    const Transfer transfer = transfer_of(receivers_[i]);
+    issued_.push_back({t, transfer.source, transfer.destination, receivers_[i]});
   }
 }
 
-void DeferredClocks::drain(Issue issue, void* context) {
+void DeferredClocks::drain() {
   while (!ready_.empty()) {
     const int64_t g = ready_.back();
     ready_.pop_back();
-    evaluate(g, issue, context);
+    evaluate(g);
   }
 }
 
@@ -163,32 +151,48 @@ void DeferredClocks::resolve(int64_t receive, double arrival) {
   if (--missing_[receive] == 0) ready_.push_back(receive);
 }
 
-void DeferredClocks::check_all_evaluated(const char* what) const {
+void DeferredClocks::check_all_evaluated(const std::string& what) const {
   if (evaluated_ == offset_.back()) return;
-  throw InvalidArgumentError(std::string(what) + ": " +
-                             std::to_string(offset_.back() - evaluated_) + " of " +
+  // Name a transfer still awaited whose departure is known, if any.
+  std::string example;
+  for (int p = 0; p < static_cast<int>(logs_.size()) && example.empty(); ++p) {
+    const std::vector<ClockStep>& steps = logs_[p].steps();
+    for (int32_t s = 0; s < static_cast<int32_t>(steps.size()); ++s) {
+      const int64_t g = global(p, s);
+      if (steps[s].kind != ClockStep::Kind::kReceive || missing_[g] == 0) continue;
+      const int64_t source = global(steps[s].source, steps[s].other);
+      if (missing_[source] != 0) continue;
+      example = ", e.g. " + describe(transfer_of(g)) + " (message tag " + std::to_string(g) +
+                ") to device " + std::to_string(devices_[p]);
+      break;
+    }
+  }
+  throw InvalidArgumentError(what + ": " + std::to_string(offset_.back() - evaluated_) + " of " +
                              std::to_string(offset_.back()) +
-                             " clock steps of the launch are still waiting for a transfer");
+                             " clock steps of the launch still wait for a transfer" + example);
 }
 
 void DeferredClocks::price(NetworkModel& model) {
   model.reset();
-  std::priority_queue<Pending, std::vector<Pending>, std::greater<>> pending;
-  struct Context {
-    DeferredClocks& self;
-    decltype(pending)& queue;
-  } context{*this, pending};
-  const Issue issue = [](void* c, int64_t receive, double departure) {
-    auto& [self, queue] = *static_cast<Context*>(c);
-    const Transfer t = self.transfer_of(receive);
-    queue.push({departure, t.source, t.destination, receive});
+  std::priority_queue<IssuedTransfer, std::vector<IssuedTransfer>, std::greater<>> pending;
+  auto take_issued = [&] {
+    drain();
+    for (const IssuedTransfer& t : issued_) pending.push(t);
+    issued_.clear();
   };
-  drain(issue, &context);
+  take_issued();
   while (!pending.empty()) {
-    const Pending next = pending.top();
+    const IssuedTransfer next = pending.top();
     pending.pop();
-    resolve(next.receive, model.arrival(transfer_of(next.receive)));
-    drain(issue, &context);
+    const Transfer transfer = transfer_of(next.receive);
+    const double arrival = model.arrival(transfer);
+    if (!(arrival >= transfer.departure) || !std::isfinite(arrival)) {
+      throw InvalidArgumentError("network model: " + describe(transfer) + " arrives at " +
+                                 seconds_text(arrival) +
+                                 " s: an arrival must be finite and not before the departure");
+    }
+    resolve(next.receive, arrival);
+    take_issued();
   }
   check_all_evaluated("network model");
 }
@@ -199,85 +203,121 @@ struct DeferredClocks::ExternalRun {
   DeferredClocks* self;  // null once the replay ended
   ExternalClock& clock;
   double origin;
+  bool running = false;            // inside clock.run()
+  std::vector<uint8_t> departed;   // by global index of a receive
   std::vector<uint8_t> delivered;  // by global index of a receive
   std::exception_ptr error;        // the first error raised in a callback
+
+  // The simulator's time; InvalidArgumentError unless finite.
+  double now() const {
+    const double t = clock.now();
+    if (!std::isfinite(t)) throw InvalidArgumentError("external clock: now() returned " + seconds_text(t));
+    return t;
+  }
 };
 
 namespace {
 
-ExternalMessage message_of(const Transfer& t) {
-  return ExternalMessage{t.source, t.destination, t.bytes, t.sequence};
-}
-
-// Runs `body` for a callback of message `tag` of the replay `weak`; records
-// the first error it raises (a simulator might swallow it) and rethrows it.
+// Runs `body` for the callback `what` of message `tag` of the replay `weak`.
+// A callback after the replay ended, or outside run(), is a
+// RuntimeUsageError. The first error is recorded (a simulator might swallow
+// it; the replay rethrows it once run() returns) and thrown; once there is
+// one, callbacks do nothing.
 template <class Run, class Body>
 void in_callback(const std::weak_ptr<Run>& weak, const char* what, int64_t tag, Body body) {
   const std::shared_ptr<Run> run = weak.lock();
+  auto where = [&] {
+    return std::string("external clock: the ") + what + " of message tag " + std::to_string(tag);
+  };
   if (run == nullptr || run->self == nullptr) {
-    throw RuntimeUsageError(std::string("external clock: the ") + what + " of message tag " +
-                            std::to_string(tag) + " ran after the launch's replay ended");
+    throw RuntimeUsageError(where() + " ran after the launch's replay ended");
   }
+  if (run->error != nullptr) return;
   try {
-    body(*run);
+    if (!run->running) throw RuntimeUsageError(where() + " ran outside run()");
+    body(run);
   } catch (...) {
-    if (run->error == nullptr) run->error = std::current_exception();
+    run->error = std::current_exception();
     throw;
   }
 }
 
 }  // namespace
 
-// Schedules the departure of receive `receive`'s transfer in the simulator;
-// `context` is the replay's weak reference.
-void DeferredClocks::issue_external(void* context, int64_t receive, double departure) {
-  std::weak_ptr<ExternalRun> weak = *static_cast<std::weak_ptr<ExternalRun>*>(context);
-  const std::shared_ptr<ExternalRun> locked = weak.lock();  // the replay runs: it is alive
-  ExternalRun& run = *locked;
-  const double delay = std::max(0.0, departure - (run.clock.now() - run.origin));
-  run.clock.schedule(delay, [weak, receive] {
-    in_callback(weak, "scheduled departure", receive, [&](ExternalRun& run) {
-      const ExternalMessage message = message_of(run.self->transfer_of(receive));
-      run.clock.send(message, [] {});
-      run.clock.recv(message, [weak, receive] {
-        in_callback(weak, "receive callback", receive,
-                    [&](ExternalRun& run) { run.self->deliver(run, weak, receive); });
+void DeferredClocks::schedule_issued(const std::shared_ptr<ExternalRun>& run) {
+  DeferredClocks& self = *run->self;
+  // Equal departures reach the simulator in canonical order, as a model's.
+  std::sort(self.issued_.begin(), self.issued_.end(),
+            [](const IssuedTransfer& a, const IssuedTransfer& b) { return b > a; });
+  const std::weak_ptr<ExternalRun> weak = run;
+  for (const IssuedTransfer& t : self.issued_) {
+    const int64_t receive = t.receive;
+    const double delay = std::max(0.0, t.departure - (run->now() - run->origin));
+    run->clock.schedule(delay, [weak, receive] {
+      in_callback(weak, "scheduled departure", receive, [&](const std::shared_ptr<ExternalRun>& run) {
+        if (run->departed[receive]) {
+          throw RuntimeUsageError("external clock: the scheduled departure of message tag " +
+                                  std::to_string(receive) + " ran twice");
+        }
+        run->departed[receive] = 1;
+        const Transfer transfer = run->self->transfer_of(receive);
+        const ExternalMessage message{transfer.source, transfer.destination, transfer.bytes,
+                                      receive};
+        const double sent_at = run->now();
+        run->clock.send(message, [] {});
+        run->clock.recv(message, [weak, receive, sent_at] {
+          in_callback(weak, "receive callback", receive, [&](const std::shared_ptr<ExternalRun>& run) {
+            run->self->deliver(run, receive, sent_at);
+          });
+        });
       });
     });
-  });
+  }
+  self.issued_.clear();
 }
 
-void DeferredClocks::deliver(ExternalRun& run, std::weak_ptr<ExternalRun> weak, int64_t receive) {
+void DeferredClocks::deliver(const std::shared_ptr<ExternalRun>& run, int64_t receive,
+                             double sent_at) {
   const Transfer transfer = transfer_of(receive);
   auto which = [&] {
     return describe(transfer) + " (message tag " + std::to_string(receive) + ")";
   };
-  if (run.delivered[receive]) {
+  if (run->delivered[receive]) {
     throw RuntimeUsageError("external clock: the receive callback of " + which() + " ran twice");
   }
-  const double arrival = run.clock.now() - run.origin;
-  if (!std::isfinite(arrival) || arrival < transfer.departure) {
-    throw InvalidArgumentError("external clock: " + which() + " arrived at " +
-                               seconds_text(arrival) + " s, before it departed");
+  const double now = run->now();
+  if (now < sent_at) {
+    throw InvalidArgumentError("external clock: " + which() + " arrived at " + seconds_text(now) +
+                               " s of the simulator's time, before it was sent at " +
+                               seconds_text(sent_at) + " s");
   }
-  run.delivered[receive] = 1;
-  resolve(receive, arrival);
-  drain(&DeferredClocks::issue_external, &weak);
+  run->delivered[receive] = 1;
+  // The departure plus the time the simulator took, both differences of its
+  // own times: a zero-cost delivery arrives at its departure exactly, however
+  // far the simulator's clock is from 0.
+  resolve(receive, transfer.departure + (now - sent_at));
+  drain();
+  schedule_issued(run);
 }
 
 void DeferredClocks::price(ExternalClock& clock) {
-  auto run = std::make_shared<ExternalRun>(
-      ExternalRun{this, clock, clock.now(), std::vector<uint8_t>(offset_.back(), 0), nullptr});
+  const double origin = clock.now();
+  if (!std::isfinite(origin)) {
+    throw InvalidArgumentError("external clock: now() returned " + seconds_text(origin));
+  }
+  const int64_t total = offset_.back();
+  auto run = std::make_shared<ExternalRun>(ExternalRun{this, clock, origin, false,
+                                                       std::vector<uint8_t>(total, 0),
+                                                       std::vector<uint8_t>(total, 0), nullptr});
   struct Ended {
     ExternalRun& run;
     ~Ended() { run.self = nullptr; }
   } ended{*run};
-  if (!std::isfinite(run->origin)) {
-    throw InvalidArgumentError("external clock: now() returned " + seconds_text(run->origin));
-  }
-  std::weak_ptr<ExternalRun> weak = run;
-  drain(&DeferredClocks::issue_external, &weak);
+  drain();
+  schedule_issued(run);
+  run->running = true;
   clock.run();
+  run->running = false;
   if (run->error != nullptr) std::rethrow_exception(run->error);
   check_all_evaluated("external clock: run() returned but");
 }

@@ -47,25 +47,34 @@ class DeferredClocks {
   double seconds(int position, double reading) const;
 
  private:
-  struct Pending;
+  // A transfer whose departure is known, ordered canonically
+  // (network_model.h); its sequence is its receive step's global index,
+  // fixed by the program.
+  struct IssuedTransfer {
+    double departure;
+    int source;
+    int destination;
+    int64_t receive;
+    bool operator>(const IssuedTransfer& o) const;
+  };
   struct ExternalRun;
-  using Issue = void (*)(void* context, int64_t receive, double departure);
 
   int64_t global(int position, int32_t step) const { return offset_[position] + step; }
   int position_of(int64_t step) const;
   Transfer transfer_of(int64_t receive) const;
   void build();
-  // Evaluates every step whose inputs are known, calling `issue` for each
-  // transfer whose departure becomes known.
-  void drain(Issue issue, void* context);
-  void evaluate(int64_t step, Issue issue, void* context);
+  // Evaluates every step whose inputs are known; the transfers whose
+  // departure became known are appended to issued_.
+  void drain();
+  void evaluate(int64_t step);
   // The transfer of receive step `receive` arrived at `arrival`.
   void resolve(int64_t receive, double arrival);
-  void check_all_evaluated(const char* what) const;
-  // The external simulator's side: schedules a transfer's departure, and
-  // takes its arrival.
-  static void issue_external(void* context, int64_t receive, double departure);
-  void deliver(ExternalRun& run, std::weak_ptr<ExternalRun> weak, int64_t receive);
+  // InvalidArgumentError (`what`: who priced) naming a transfer still awaited.
+  void check_all_evaluated(const std::string& what) const;
+  // The external simulator's side: schedules the departures issued_ holds,
+  // in canonical order; takes an arrival.
+  static void schedule_issued(const std::shared_ptr<ExternalRun>& run);
+  void deliver(const std::shared_ptr<ExternalRun>& run, int64_t receive, double sent_at);
 
   const std::vector<ClockLog>& logs_;
   std::vector<int> nodes_;
@@ -77,6 +86,7 @@ class DeferredClocks {
   std::vector<int64_t> users_begin_, users_;          // steps waiting on a step (CSR)
   std::vector<int64_t> receivers_begin_, receivers_;  // receives a step's transfers feed (CSR)
   std::vector<int64_t> ready_;
+  std::vector<IssuedTransfer> issued_;
   int64_t evaluated_ = 0;
 };
 

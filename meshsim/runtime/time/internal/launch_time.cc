@@ -7,6 +7,7 @@
 #include <string>
 
 #include "meshsim/mesh/error.h"
+#include "meshsim/runtime/exec/errors.h"
 #include "meshsim/runtime/time/internal/deferred_clocks.h"
 
 namespace meshsim {
@@ -77,9 +78,20 @@ ClockLog& LaunchTime::begin_log(int position) {
 
 void LaunchTime::replay() {
   // Launches may share a model or a simulator, neither of which may be
-  // driven by two replays at once.
+  // driven by two replays at once. A launch from inside a replay (a
+  // simulator's callback) would wait for itself.
   static std::mutex replaying;
+  thread_local bool in_replay = false;
+  if (in_replay) {
+    throw RuntimeUsageError("a launch priced after it ends (congestion-aware network, external "
+                            "clock) was made from inside another one's replay (a simulator's "
+                            "callback)");
+  }
   const std::lock_guard lock(replaying);
+  struct InReplay {
+    InReplay() { in_replay = true; }
+    ~InReplay() { in_replay = false; }
+  } in_this_replay;
   auto clocks = std::make_unique<DeferredClocks>(logs_, node_of_position_, device_of_position_);
   if (external_ != nullptr) {
     clocks->price(*external_);
@@ -99,11 +111,7 @@ void DeviceClock::advance(int device, double seconds) {
     return;
   }
   const double later = now + seconds;
-  if (!std::isfinite(later)) {
-    throw InvalidArgumentError("device " + std::to_string(device) + ": its virtual clock (" +
-                               std::to_string(now) + " s) advanced by " +
-                               std::to_string(seconds) + " s is not finite");
-  }
+  if (!std::isfinite(later)) throw_non_finite_clock(device, now, seconds);
   now = later;
 }
 
