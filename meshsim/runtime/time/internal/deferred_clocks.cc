@@ -22,8 +22,7 @@ std::string seconds_text(double seconds) {
 }  // namespace
 
 bool DeferredClocks::IssuedTransfer::operator>(const IssuedTransfer& o) const {
-  return std::tie(departure, source, destination, receive) >
-         std::tie(o.departure, o.source, o.destination, o.receive);
+  return canonically_before(o.transfer, transfer);
 }
 
 DeferredClocks::DeferredClocks(const std::vector<ClockLog>& logs, std::vector<int> nodes,
@@ -85,6 +84,7 @@ void DeferredClocks::build() {
   }
   users_.resize(users_begin_.back());
   receivers_.resize(receivers_begin_.back());
+  receiver_positions_.resize(receivers_begin_.back());
   std::vector<int64_t> users_next(users_begin_.begin(), users_begin_.end() - 1);
   std::vector<int64_t> receivers_next(receivers_begin_.begin(), receivers_begin_.end() - 1);
   for_each_input(
@@ -93,6 +93,7 @@ void DeferredClocks::build() {
         ++missing_[g];
       },
       [&](int64_t input, int64_t g) {
+        receiver_positions_[receivers_next[input]] = position_of(g);
         receivers_[receivers_next[input]++] = g;
         ++missing_[g];  // its arrival
       });
@@ -102,7 +103,10 @@ void DeferredClocks::build() {
 }
 
 Transfer DeferredClocks::transfer_of(int64_t receive) const {
-  const int position = position_of(receive);
+  return transfer_of(receive, position_of(receive));
+}
+
+Transfer DeferredClocks::transfer_of(int64_t receive, int position) const {
   const ClockStep& step = logs_[position].steps()[receive - offset_[position]];
   return Transfer{nodes_[step.source], nodes_[position], step.bytes,
                   time_[global(step.source, step.other)], receive};
@@ -133,8 +137,7 @@ void DeferredClocks::evaluate(int64_t g) {
     if (--missing_[users_[i]] == 0) ready_.push_back(users_[i]);
   }
   for (int64_t i = receivers_begin_[g]; i < receivers_begin_[g + 1]; ++i) {
-    const Transfer transfer = transfer_of(receivers_[i]);
-    issued_.push_back({t, transfer.source, transfer.destination, receivers_[i]});
+    issued_.push_back({transfer_of(receivers_[i], receiver_positions_[i])});
   }
 }
 
@@ -184,14 +187,14 @@ void DeferredClocks::price(NetworkModel& model) {
   while (!pending.empty()) {
     const IssuedTransfer next = pending.top();
     pending.pop();
-    const Transfer transfer = transfer_of(next.receive);
+    const Transfer& transfer = next.transfer;
     const double arrival = model.arrival(transfer);
     if (!(arrival >= transfer.departure) || !std::isfinite(arrival)) {
       throw InvalidArgumentError("network model: " + describe(transfer) + " arrives at " +
                                  seconds_text(arrival) +
                                  " s: an arrival must be finite and not before the departure");
     }
-    resolve(next.receive, arrival);
+    resolve(next.transfer.sequence, arrival);
     take_issued();
   }
   check_all_evaluated("network model");
@@ -251,8 +254,8 @@ void DeferredClocks::schedule_issued(const std::shared_ptr<ExternalRun>& run) {
             [](const IssuedTransfer& a, const IssuedTransfer& b) { return b > a; });
   const std::weak_ptr<ExternalRun> weak = run;
   for (const IssuedTransfer& t : self.issued_) {
-    const int64_t receive = t.receive;
-    const double delay = std::max(0.0, t.departure - (run->now() - run->origin));
+    const int64_t receive = t.transfer.sequence;
+    const double delay = std::max(0.0, t.transfer.departure - (run->now() - run->origin));
     run->clock.schedule(delay, [weak, receive] {
       in_callback(weak, "scheduled departure", receive, [&](const std::shared_ptr<ExternalRun>& run) {
         if (run->departed[receive]) {

@@ -51,10 +51,7 @@ class DeferredClocks {
   // (network_model.h); its sequence is its receive step's global index,
   // fixed by the program.
   struct IssuedTransfer {
-    double departure;
-    int source;
-    int destination;
-    int64_t receive;
+    Transfer transfer;
     bool operator>(const IssuedTransfer& o) const;
   };
   struct ExternalRun;
@@ -62,6 +59,7 @@ class DeferredClocks {
   int64_t global(int position, int32_t step) const { return offset_[position] + step; }
   int position_of(int64_t step) const;
   Transfer transfer_of(int64_t receive) const;
+  Transfer transfer_of(int64_t receive, int position) const;  // `receive` is `position`'s
   void build();
   // Evaluates every step whose inputs are known; the transfers whose
   // departure became known are appended to issued_.
@@ -85,6 +83,7 @@ class DeferredClocks {
   std::vector<uint8_t> missing_;   // inputs not yet known
   std::vector<int64_t> users_begin_, users_;          // steps waiting on a step (CSR)
   std::vector<int64_t> receivers_begin_, receivers_;  // receives a step's transfers feed (CSR)
+  std::vector<int> receiver_positions_;               // beside receivers_
   std::vector<int64_t> ready_;
   std::vector<IssuedTransfer> issued_;
   int64_t evaluated_ = 0;
