@@ -13,8 +13,7 @@ Array Pending::done() {
     // The context is only touched while its launch runs (the Runtime is
     // alive then); a handle kept past the launch must not move a later
     // launch's clock.
-    const std::shared_ptr<const LaunchTime> time = time_.lock();
-    if (time == nullptr) {
+    if (launch_.expired()) {
       throw RuntimeUsageError(std::string(op_) + "_done called after the launch of its " +
                               op_ + "_start ended");
     }
@@ -53,7 +52,7 @@ Pending start(DeviceContext& ctx, const char* op, Collective collective) {
     ~Restore() { clock.now = begin; }
   } restore{clock, begin};
   Array result = collective();
-  return Pending(std::move(result), op, ctx, clock.time->weak_from_this(), clock.now);
+  return Pending(std::move(result), op, ctx, clock.time->devices_token(), clock.now);
 }
 
 }  // namespace

@@ -42,16 +42,14 @@
 
 namespace meshsim {
 
-class LaunchTime;
-
 class Pending {
  public:
   explicit Pending(Array result, const char* op) : result_(std::move(result)), op_(op) {}
-  // When the launch keeps virtual time: the device, its launch's time, and
-  // the collective's end in virtual time.
-  Pending(Array result, const char* op, DeviceContext& ctx, std::weak_ptr<const LaunchTime> time,
+  // When the launch keeps virtual time: the device, a token alive while the
+  // launch holds its devices, and the collective's end (a clock reading).
+  Pending(Array result, const char* op, DeviceContext& ctx, std::weak_ptr<const void> launch,
           double end)
-      : result_(std::move(result)), op_(op), ctx_(&ctx), time_(std::move(time)), end_(end) {}
+      : result_(std::move(result)), op_(op), ctx_(&ctx), launch_(std::move(launch)), end_(end) {}
   Pending(Pending&&) = default;
   Pending& operator=(Pending&&) = default;
 
@@ -65,7 +63,7 @@ class Pending {
   std::optional<Array> result_;
   const char* op_;
   DeviceContext* ctx_ = nullptr;  // set only when the launch keeps virtual time
-  std::weak_ptr<const LaunchTime> time_;
+  std::weak_ptr<const void> launch_;
   double end_ = 0;
 };
 

@@ -266,7 +266,8 @@ TEST(CongestionAwareLaunch, ErrorsNameWhatWasWrong) {
 class TestSimulator final : public ExternalClock {
  public:
   enum class Misbehave {
-    kNo, kDropsDeliveries, kDeliversTwice, kDeliversEarly, kKeepsOne, kNanNow, kCallsAtOnce
+    kNo, kDropsDeliveries, kDeliversTwice, kDeliversEarly, kKeepsOne, kNanNow, kCallsAtOnce,
+    kCompletesInRecv
   };
   explicit TestSimulator(bool one_bus = false, Misbehave misbehave = Misbehave::kNo,
                          double alpha = kAlpha)
@@ -291,6 +292,7 @@ class TestSimulator final : public ExternalClock {
   }
   void recv(const ExternalMessage& m, std::function<void()> on_received) override {
     if (misbehave_ == Misbehave::kDropsDeliveries) return;
+    if (misbehave_ == Misbehave::kCompletesInRecv) return on_received();
     if (misbehave_ == Misbehave::kKeepsOne && kept_ == nullptr) {
       kept_ = std::move(on_received);
       return;
@@ -451,6 +453,11 @@ TEST(ExternalClockLaunch, ASimulatorThatBreaksTheContractIsNamed) {
                                    false, M::kCallsAtOnce)),
                                .record = &record}),
                RuntimeUsageError, "ran outside run()");
+  EXPECT_ERROR(runtime.launch(mesh, body,
+                              {.time = external(std::make_shared<TestSimulator>(
+                                   false, M::kCompletesInRecv)),
+                               .record = &record}),
+               RuntimeUsageError, "inside schedule(), send() or recv()");
   // A callback kept past the replay.
   auto keeper = std::make_shared<TestSimulator>(false, M::kKeepsOne);
   EXPECT_ERROR(runtime.launch(mesh, body, {.time = external(keeper), .record = &record}),

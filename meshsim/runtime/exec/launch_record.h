@@ -14,8 +14,9 @@ namespace meshsim {
 struct LaunchRecord {
   // Each device's clock when its body returned, by mesh position. Empty
   // when the launch ran without virtual time, and when it priced after it
-  // ended (virtual_time.h) but failed or its replay did (the replay's error
-  // is what the launch throws).
+  // ended (virtual_time.h) but failed, its replay failed (the launch throws
+  // the replay's error unless it has an error of its own, e.g. unreceived
+  // messages) or its trace could not be exported.
   std::vector<double> end_times;
   // The latest of end_times (0 when empty): the program's modeled duration.
   double makespan() const;

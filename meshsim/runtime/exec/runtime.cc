@@ -427,6 +427,7 @@ void RuntimeImpl::launch(const Mesh& mesh_arg, const std::function<void(DeviceCo
     const DeviceClaim claim(launch->devices(), *launch);
     launch->start(fibers_.get(), fibers);
     wait_for(*launch);
+    if (time != nullptr) time->release_devices();  // async handles kept past the launch
     // Clean up while this launch still owns the devices: once they are
     // released another launch may use the same rendezvous and links.
     if (launch->failed()) {

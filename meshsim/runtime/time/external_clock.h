@@ -27,9 +27,10 @@
 // at a time in the process (meshsim serializes them), after the launch let
 // its devices go. The simulator calls the callbacks from inside run(), on
 // that thread; a callback inside schedule(), send() or recv() is an error.
-// Errors: a callback called twice, outside run() or after it returned is a
-// RuntimeUsageError; a receive that completes before its send started, or a
-// now() that is not finite, an InvalidArgumentError naming the transfer. A
+// Errors: a callback called twice, outside run(), inside schedule(), send()
+// or recv(), or after run() returned is a RuntimeUsageError; a receive that
+// completes before its send started (naming the transfer), or a now() that
+// is not finite, an InvalidArgumentError. A
 // callback throws its error through run() (a simulator that catches it: the
 // later callbacks do nothing and the launch throws it once run() returns).
 // What the simulator throws reaches the launch's caller. Nothing times out:

@@ -163,8 +163,11 @@ void DeferredClocks::check_all_evaluated(const std::string& what) const {
     for (int32_t s = 0; s < static_cast<int32_t>(steps.size()); ++s) {
       const int64_t g = global(p, s);
       if (steps[s].kind != ClockStep::Kind::kReceive || missing_[g] == 0) continue;
+      // Issued (its sender's step is known) and not arrived (only its base may wait).
       const int64_t source = global(steps[s].source, steps[s].other);
-      if (missing_[source] != 0) continue;
+      if (missing_[source] != 0 || missing_[g] != 1 + (missing_[global(p, steps[s].base)] != 0)) {
+        continue;
+      }
       example = ", e.g. " + describe(transfer_of(g)) + " (message tag " + std::to_string(g) +
                 ") to device " + std::to_string(devices_[p]);
       break;
@@ -207,6 +210,7 @@ struct DeferredClocks::ExternalRun {
   ExternalClock& clock;
   double origin;
   bool running = false;            // inside clock.run()
+  int in_call = 0;                 // inside schedule(), send() or recv()
   std::vector<uint8_t> departed;   // by global index of a receive
   std::vector<uint8_t> delivered;  // by global index of a receive
   std::exception_ptr error;        // the first error raised in a callback
@@ -237,7 +241,9 @@ void in_callback(const std::weak_ptr<Run>& weak, const char* what, int64_t tag, 
   }
   if (run->error != nullptr) return;
   try {
-    if (!run->running) throw RuntimeUsageError(where() + " ran outside run()");
+    if (!run->running || run->in_call > 0) {
+      throw RuntimeUsageError(where() + " ran outside run(), or inside schedule(), send() or recv()");
+    }
     body(run);
   } catch (...) {
     run->error = std::current_exception();
@@ -248,14 +254,21 @@ void in_callback(const std::weak_ptr<Run>& weak, const char* what, int64_t tag, 
 }  // namespace
 
 void DeferredClocks::schedule_issued(const std::shared_ptr<ExternalRun>& run) {
-  DeferredClocks& self = *run->self;
   // Equal departures reach the simulator in canonical order, as a model's.
-  std::sort(self.issued_.begin(), self.issued_.end(),
+  std::vector<IssuedTransfer> batch = std::move(run->self->issued_);
+  run->self->issued_.clear();
+  std::sort(batch.begin(), batch.end(),
             [](const IssuedTransfer& a, const IssuedTransfer& b) { return b > a; });
   const std::weak_ptr<ExternalRun> weak = run;
-  for (const IssuedTransfer& t : self.issued_) {
+  struct InCall {
+    int& depth;
+    explicit InCall(int& d) : depth(d) { ++depth; }
+    ~InCall() { --depth; }
+  };
+  for (const IssuedTransfer& t : batch) {
     const int64_t receive = t.transfer.sequence;
     const double delay = std::max(0.0, t.transfer.departure - (run->now() - run->origin));
+    const InCall in_schedule(run->in_call);
     run->clock.schedule(delay, [weak, receive] {
       in_callback(weak, "scheduled departure", receive, [&](const std::shared_ptr<ExternalRun>& run) {
         if (run->departed[receive]) {
@@ -267,6 +280,7 @@ void DeferredClocks::schedule_issued(const std::shared_ptr<ExternalRun>& run) {
         const ExternalMessage message{transfer.source, transfer.destination, transfer.bytes,
                                       receive};
         const double sent_at = run->now();
+        const InCall in_send(run->in_call);
         run->clock.send(message, [] {});
         run->clock.recv(message, [weak, receive, sent_at] {
           in_callback(weak, "receive callback", receive, [&](const std::shared_ptr<ExternalRun>& run) {
@@ -276,7 +290,6 @@ void DeferredClocks::schedule_issued(const std::shared_ptr<ExternalRun>& run) {
       });
     });
   }
-  self.issued_.clear();
 }
 
 void DeferredClocks::deliver(const std::shared_ptr<ExternalRun>& run, int64_t receive,
@@ -298,7 +311,12 @@ void DeferredClocks::deliver(const std::shared_ptr<ExternalRun>& run, int64_t re
   // The departure plus the time the simulator took, both differences of its
   // own times: a zero-cost delivery arrives at its departure exactly, however
   // far the simulator's clock is from 0.
-  resolve(receive, transfer.departure + (now - sent_at));
+  const double arrival = transfer.departure + (now - sent_at);
+  if (!std::isfinite(arrival)) {
+    throw InvalidArgumentError("external clock: " + which() + " arrives at " +
+                               seconds_text(arrival) + " s of virtual time");
+  }
+  resolve(receive, arrival);
   drain();
   schedule_issued(run);
 }
@@ -309,7 +327,7 @@ void DeferredClocks::price(ExternalClock& clock) {
     throw InvalidArgumentError("external clock: now() returned " + seconds_text(origin));
   }
   const int64_t total = offset_.back();
-  auto run = std::make_shared<ExternalRun>(ExternalRun{this, clock, origin, false,
+  auto run = std::make_shared<ExternalRun>(ExternalRun{this, clock, origin, false, 0,
                                                        std::vector<uint8_t>(total, 0),
                                                        std::vector<uint8_t>(total, 0), nullptr});
   struct Ended {

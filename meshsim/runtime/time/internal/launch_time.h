@@ -23,9 +23,7 @@ namespace meshsim {
 
 class DeferredClocks;
 
-// Owned by a shared_ptr for the launch's duration: a *_start's handle keeps
-// a weak_ptr, so its done() can tell that the launch has ended.
-class LaunchTime : public std::enable_shared_from_this<LaunchTime> {
+class LaunchTime {
  public:
   // Checks `config` against `mesh` (whose device ids are below
   // `device_limit`): InvalidArgumentError for no network model and no
@@ -42,6 +40,12 @@ class LaunchTime : public std::enable_shared_from_this<LaunchTime> {
   // at `departure`, arrive. Both devices belong to the launch; not deferred().
   double arrival(int source, int destination, int64_t bytes, double departure) const;
   const DeviceSpec& device() const { return device_; }
+
+  // Alive while the launch holds its devices: a *_start's handle keeps it,
+  // so its done() can tell that its launch has let the devices go (another
+  // launch may hold them during this one's replay).
+  std::weak_ptr<const void> devices_token() const { return devices_token_; }
+  void release_devices() { devices_token_.reset(); }
 
   // deferred(): the log of the device at mesh position `position`, emptied;
   // and the mesh position of device `device`.
@@ -67,6 +71,7 @@ class LaunchTime : public std::enable_shared_from_this<LaunchTime> {
   std::vector<ClockLog> logs_;  // deferred(): by mesh position
   int64_t steps_per_device_ = 0;
   std::unique_ptr<DeferredClocks> replayed_;
+  std::shared_ptr<const void> devices_token_ = std::make_shared<int>(0);
 };
 
 // Written and read only by the device's own code (its thread or fiber).
