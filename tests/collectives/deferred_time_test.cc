@@ -426,38 +426,20 @@ TEST(ExternalClockLaunch, ASimulatorThatBreaksTheContractIsNamed) {
   Runtime runtime(2);
   LaunchRecord record;
   using M = TestSimulator::Misbehave;
-  EXPECT_ERROR(runtime.launch(mesh, body,
-                              {.time = external(std::make_shared<TestSimulator>(
-                                   false, M::kDropsDeliveries)),
-                               .record = &record}),
-               InvalidArgumentError,
+  const auto launch_on = [&](M misbehave) {
+    runtime.launch(mesh, body,
+                   {.time = external(std::make_shared<TestSimulator>(false, misbehave)),
+                    .record = &record});
+  };
+  EXPECT_ERROR(launch_on(M::kDropsDeliveries), InvalidArgumentError,
                "external clock: run() returned but: 4 of 6 clock steps of the launch still wait "
                "for a transfer, e.g. transfer 1 -> 0 (1024 bytes, departing at 0 s, sequence 1) "
                "(message tag 1) to device 0");
-  EXPECT_ERROR(runtime.launch(mesh, body,
-                              {.time = external(std::make_shared<TestSimulator>(
-                                   false, M::kDeliversTwice)),
-                               .record = &record}),
-               RuntimeUsageError, "ran twice");
-  EXPECT_ERROR(runtime.launch(mesh, body,
-                              {.time = external(std::make_shared<TestSimulator>(
-                                   false, M::kDeliversEarly)),
-                               .record = &record}),
-               InvalidArgumentError, "before it was sent at 100.3 s");
-  EXPECT_ERROR(runtime.launch(mesh, body,
-                              {.time = external(std::make_shared<TestSimulator>(false, M::kNanNow)),
-                               .record = &record}),
-               InvalidArgumentError, "external clock: now() returned nan");
-  EXPECT_ERROR(runtime.launch(mesh, body,
-                              {.time = external(std::make_shared<TestSimulator>(
-                                   false, M::kCallsAtOnce)),
-                               .record = &record}),
-               RuntimeUsageError, "ran outside run()");
-  EXPECT_ERROR(runtime.launch(mesh, body,
-                              {.time = external(std::make_shared<TestSimulator>(
-                                   false, M::kCompletesInRecv)),
-                               .record = &record}),
-               RuntimeUsageError, "inside schedule(), send() or recv()");
+  EXPECT_ERROR(launch_on(M::kDeliversTwice), RuntimeUsageError, "ran twice");
+  EXPECT_ERROR(launch_on(M::kDeliversEarly), InvalidArgumentError, "before it was sent at 100.3 s");
+  EXPECT_ERROR(launch_on(M::kNanNow), InvalidArgumentError, "external clock: now() returned nan");
+  EXPECT_ERROR(launch_on(M::kCallsAtOnce), RuntimeUsageError, "ran outside run()");
+  EXPECT_ERROR(launch_on(M::kCompletesInRecv), RuntimeUsageError, "inside schedule(), send() or recv()");
   // A callback kept past the replay.
   auto keeper = std::make_shared<TestSimulator>(false, M::kKeepsOne);
   EXPECT_ERROR(runtime.launch(mesh, body, {.time = external(keeper), .record = &record}),
