@@ -64,7 +64,8 @@ Columns (nccl-tests conventions; one row per size, sizes -b, -b*f, ... <= -e):
           with --topology: one more launch makes one call in virtual time on
           a model of the topology (--network: congestion-unaware, or
           congestion-aware, where messages queue for shared links; mesh
-          position p on node p); model is the latest device's clock at its end, in us, and
+          position p on node p); model is the latest device's clock at its
+          end, in us, and
           mbusbw the busbw that time gives. The topology is a JSON file
           (ASTRA-sim's network description) or a one-line spec:
             kind[:sizes]:bw=BANDWIDTH,lat=LATENCY[;...]   e.g.

@@ -1,9 +1,9 @@
 #include "meshsim/runtime/time/callback_model.h"
 
 #include <cmath>
-#include <cstdio>
 
 #include "meshsim/mesh/error.h"
+#include "meshsim/runtime/time/internal/seconds_text.h"
 
 namespace meshsim {
 
@@ -17,10 +17,8 @@ double CallbackModel::arrival(const Transfer& transfer) {
   check(transfer);
   const double time = arrival_(transfer);
   if (!std::isfinite(time) || time < transfer.departure) {
-    char value[32];
-    std::snprintf(value, sizeof value, "%.17g", time);
     throw InvalidArgumentError("CallbackModel: the arrival function returned " +
-                               std::string(value) + " for " + describe(transfer) +
+                               seconds_text(time) + " for " + describe(transfer) +
                                "; expected a finite time >= the departure");
   }
   return time;

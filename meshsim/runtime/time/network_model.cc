@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <numeric>
 #include <tuple>
 #include <utility>
 
 #include "meshsim/mesh/error.h"
+#include "meshsim/runtime/time/internal/seconds_text.h"
 #include "meshsim/runtime/time/internal/transfer_check.h"
 
 namespace meshsim {
@@ -18,12 +18,10 @@ bool canonically_before(const Transfer& a, const Transfer& b) {
 }
 
 std::string describe(const Transfer& transfer) {
-  char departure[32];
-  std::snprintf(departure, sizeof departure, "%.17g", transfer.departure);
   return "transfer " + std::to_string(transfer.source) + " -> " +
          std::to_string(transfer.destination) + " (" + std::to_string(transfer.bytes) +
-         " bytes, departing at " + departure + " s, sequence " + std::to_string(transfer.sequence) +
-         ")";
+         " bytes, departing at " + seconds_text(transfer.departure) + " s, sequence " +
+         std::to_string(transfer.sequence) + ")";
 }
 
 void NetworkModel::check(const Transfer& transfer) const {

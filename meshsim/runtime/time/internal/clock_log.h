@@ -9,12 +9,12 @@
 // ended). A clock reading is then a step's index (exact in a double).
 
 #include <cstdint>
-#include <cstdio>
 #include <string>
 #include <vector>
 
 #include "meshsim/mesh/error.h"
 #include "meshsim/runtime/exec/errors.h"
+#include "meshsim/runtime/time/internal/seconds_text.h"
 
 namespace meshsim {
 
@@ -22,10 +22,9 @@ namespace meshsim {
 // advanced by `seconds`, is not finite (the network model would reject it on
 // some peer: name this device instead).
 [[noreturn]] inline void throw_non_finite_clock(int device, double before, double seconds) {
-  char text[96];
-  std::snprintf(text, sizeof text, "(%.17g s) advanced by %.17g s", before, seconds);
-  throw InvalidArgumentError("device " + std::to_string(device) + ": its virtual clock " + text +
-                             " is not finite");
+  throw InvalidArgumentError("device " + std::to_string(device) + ": its virtual clock (" +
+                             seconds_text(before) + " s) advanced by " + seconds_text(seconds) +
+                             " s is not finite");
 }
 
 struct ClockStep {

@@ -2,25 +2,15 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <queue>
 #include <string>
 #include <tuple>
 
 #include "meshsim/mesh/error.h"
 #include "meshsim/runtime/exec/errors.h"
+#include "meshsim/runtime/time/internal/seconds_text.h"
 
 namespace meshsim {
-namespace {
-
-std::string seconds_text(double seconds) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.17g", seconds);
-  return text;
-}
-
-}  // namespace
-
 bool DeferredClocks::IssuedTransfer::operator>(const IssuedTransfer& o) const {
   return canonically_before(o.transfer, transfer);
 }
@@ -70,14 +60,14 @@ void DeferredClocks::build() {
             break;
           case ClockStep::Kind::kReceive:
             on_use(global(p, step.base), g);
-            on_feed(global(step.source, step.other), g);
+            on_feed(global(step.source, step.other), g, p);
             break;
         }
       }
     }
   };
   for_each_input([&](int64_t input, int64_t) { ++users_begin_[input + 1]; },
-                 [&](int64_t input, int64_t) { ++receivers_begin_[input + 1]; });
+                 [&](int64_t input, int64_t, int) { ++receivers_begin_[input + 1]; });
   for (int64_t g = 0; g < total; ++g) {
     users_begin_[g + 1] += users_begin_[g];
     receivers_begin_[g + 1] += receivers_begin_[g];
@@ -92,8 +82,8 @@ void DeferredClocks::build() {
         users_[users_next[input]++] = g;
         ++missing_[g];
       },
-      [&](int64_t input, int64_t g) {
-        receiver_positions_[receivers_next[input]] = position_of(g);
+      [&](int64_t input, int64_t g, int position) {
+        receiver_positions_[receivers_next[input]] = position;
         receivers_[receivers_next[input]++] = g;
         ++missing_[g];  // its arrival
       });
