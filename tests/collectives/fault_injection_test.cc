@@ -15,10 +15,10 @@ namespace {
 
 // Launches after the failure that must come out right. Under a sanitizer,
 // which sees a stale state directly, fewer suffice: each launch there costs
-// ~0.15 s (a psum of 100,000 floats), and 100 of them made these 16 cases
-// the largest part of the TSan job.
+// ~0.15 s (a psum of 100,000 floats), and even 20 of them made these 16
+// cases the largest part of the TSan job.
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-constexpr int kReuseRounds = 20;
+constexpr int kReuseRounds = 5;
 #else
 constexpr int kReuseRounds = 100;
 #endif
