@@ -1,6 +1,7 @@
 #include "tools/bench_report.h"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <stdexcept>
@@ -240,41 +241,14 @@ class CsvWriter : public ReportWriter {
   std::ostream& out_;
 };
 
-std::string json_string(std::string_view text) {
-  std::string out = "\"";
-  for (char ch : text) {
-    switch (ch) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(ch) < 0x20) {
-          out += fmt::format("\\u{:04x}", static_cast<int>(ch));
-        } else {
-          out += ch;
-        }
-    }
-  }
-  return out + "\"";
-}
+// JSON through nlohmann (escaping, numbers; a non-finite number is null).
+// The rows are streamed as each size finishes, so the writer emits the outer
+// object's punctuation itself and nlohmann every value.
+using Json = nlohmann::ordered_json;
 
-std::string json_strings(const std::vector<std::string>& texts) {
-  std::string out;
-  for (const std::string& text : texts) out += (out.empty() ? "" : ", ") + json_string(text);
-  return out;
-}
-
-std::string json_number(double value) {
-  return std::isfinite(value) ? fmt::format("{}", value) : "null";
+template <class T>
+Json or_null(const std::optional<T>& value) {
+  return value ? Json(*value) : Json(nullptr);
 }
 
 class JsonWriter : public ReportWriter {
@@ -284,39 +258,47 @@ class JsonWriter : public ReportWriter {
   void begin(const ReportHeader& h) override {
     const BenchOptions& o = *h.options;
     const Collective& c = *o.collective;
-    out_ << "{\n"
-         << "  \"collective\": " << json_string(c.name) << ",\n"
-         << "  \"algorithm\": " << json_string(o.algo) << ",\n"
-         << "  \"algorithms\": [" << json_strings(h.columns) << "],\n"
-         << "  \"machine\": {\"hostname\": " << json_string(h.machine.hostname)
-         << ", \"nproc\": " << h.machine.nproc
-         << ", \"cpu_model\": " << json_string(h.machine.cpu_model) << "},\n"
-         << "  \"devices\": " << o.mesh.size() << ",\n"
-         << "  \"mesh\": " << json_string(o.mesh.to_string()) << ",\n"
-         << "  \"axes\": [" << json_strings(o.axes) << "],\n"
-         << "  \"group_size\": " << o.group_size() << ",\n"
-         << "  \"dtype\": " << json_string(dtype_name(o.params.dtype)) << ",\n"
-         << "  \"op\": " << json_string(op_text(o)) << ",\n"
-         << "  \"iters\": " << o.iters << ",\n"
-         << "  \"warmup\": " << o.warmup << ",\n"
-         << "  \"check\": " << (o.check ? "true" : "false") << ",\n"
-         << "  \"timeout_ms\": " << o.timeout.count() << ",\n"
-         << "  \"topology\": " << (o.time ? json_string(o.topology_text) : "null") << ",\n"
-         << "  \"network\": " << (o.time ? json_string(o.network) : "null") << ",\n"
-         << "  \"time\": \"max over devices of (device time / iters)\",\n"
-         << "  \"memcpy\": {\"threads\": " << h.memcpy.threads << ", \"bytes\": " << h.memcpy.bytes
-         << ", \"copies_per_run\": " << h.memcpy.copies_per_run
-         << ", \"repeats\": " << h.memcpy.repeats
-         << ", \"seconds\": " << json_number(h.memcpy.seconds)
-         << ", \"gbps\": " << json_number(h.memcpy.gbps()) << "},\n"
-         << "  \"floor\": {\"formula\": " << json_string(c.floor_formula)
-         << ", \"bytes\": " << h.floor_size << ", \"us\": " << json_number(h.floor_us) << "},\n"
-         << "  \"execution\": " << json_string(to_string(h.meeting.execution))
-         << ", \"fiber_workers\": " << h.meeting.fiber_workers << ",\n"
-         << "  \"meeting_floor\": {\"threads\": " << h.meeting.threads
-         << ", \"yield_barrier_us\": " << json_number(h.meeting.yield_barrier_us)
-         << ", \"std_barrier_us\": " << json_number(h.meeting.std_barrier_us) << "},\n"
-         << "  \"rows\": [" << std::flush;
+    const Json header = {
+        {"collective", c.name},
+        {"algorithm", o.algo},
+        {"algorithms", h.columns},
+        {"machine",
+         {{"hostname", h.machine.hostname},
+          {"nproc", h.machine.nproc},
+          {"cpu_model", h.machine.cpu_model}}},
+        {"devices", o.mesh.size()},
+        {"mesh", o.mesh.to_string()},
+        {"axes", o.axes},
+        {"group_size", o.group_size()},
+        {"dtype", dtype_name(o.params.dtype)},
+        {"op", op_text(o)},
+        {"iters", o.iters},
+        {"warmup", o.warmup},
+        {"check", o.check},
+        {"timeout_ms", o.timeout.count()},
+        {"topology", o.time ? Json(o.topology_text) : Json(nullptr)},
+        {"network", o.time ? Json(o.network) : Json(nullptr)},
+        {"time", "max over devices of (device time / iters)"},
+        {"memcpy",
+         {{"threads", h.memcpy.threads},
+          {"bytes", h.memcpy.bytes},
+          {"copies_per_run", h.memcpy.copies_per_run},
+          {"repeats", h.memcpy.repeats},
+          {"seconds", h.memcpy.seconds},
+          {"gbps", h.memcpy.gbps()}}},
+        {"floor", {{"formula", c.floor_formula}, {"bytes", h.floor_size}, {"us", h.floor_us}}},
+        {"execution", to_string(h.meeting.execution)},
+        {"fiber_workers", h.meeting.fiber_workers},
+        {"meeting_floor",
+         {{"threads", h.meeting.threads},
+          {"yield_barrier_us", h.meeting.yield_barrier_us},
+          {"std_barrier_us", h.meeting.std_barrier_us}}},
+    };
+    out_ << "{\n";
+    for (const auto& [key, value] : header.items()) {
+      out_ << "  " << Json(key).dump() << ": " << value.dump() << ",\n";
+    }
+    out_ << "  \"rows\": [" << std::flush;
   }
 
   void row(std::span<const std::optional<Row>> cells) override {
@@ -326,33 +308,37 @@ class JsonWriter : public ReportWriter {
   }
 
   void end(const ReportSummary& s) override {
-    out_ << (first_row_ ? "],\n" : "\n  ],\n")
-         << "  \"wrong\": " << (s.wrong ? std::to_string(*s.wrong) : "null") << ",\n"
-         << "  \"mean_busbw_gbps\": " << json_number(s.mean_busbw) << ",\n"
-         << "  \"per_algorithm\": [";
+    Json per_algorithm = Json::array();
     for (const AlgorithmSummary& a : s.algorithms) {
-      out_ << (&a == &s.algorithms.front() ? "" : ", ") << "{\"name\": " << json_string(a.name)
-           << ", \"wrong\": " << (a.wrong ? std::to_string(*a.wrong) : "null")
-           << ", \"mean_busbw_gbps\": " << json_number(a.mean_busbw) << "}";
+      per_algorithm.push_back(
+          {{"name", a.name}, {"wrong", or_null(a.wrong)}, {"mean_busbw_gbps", a.mean_busbw}});
     }
-    out_ << "]\n}\n" << std::flush;
+    out_ << (first_row_ ? "],\n" : "\n  ],\n")
+         << "  \"wrong\": " << or_null(s.wrong).dump() << ",\n"
+         << "  \"mean_busbw_gbps\": " << Json(s.mean_busbw).dump() << ",\n"
+         << "  \"per_algorithm\": " << per_algorithm.dump() << "\n}\n"
+         << std::flush;
   }
 
  private:
   void write_row(const Row& r) {
-    out_ << (first_row_ ? "\n" : ",\n") << "    {\"size\": " << r.size << ", \"count\": " << r.count
-         << ", \"type\": " << json_string(dtype_name(r.type))
-         << ", \"redop\": " << json_string(r.redop) << ", \"root\": " << r.root
-         << ", \"time_us\": " << json_number(r.time_us)
-         << ", \"algbw_gbps\": " << json_number(r.bandwidth.algbw)
-         << ", \"busbw_gbps\": " << json_number(r.bandwidth.busbw)
-         << ", \"wrong\": " << (r.wrong ? std::to_string(*r.wrong) : "null")
-         << ", \"median_us\": " << json_number(r.median_us)
-         << ", \"algorithm\": " << json_string(r.algorithm)
-         << ", \"chosen_by\": " << json_string(r.chosen_by)
-         << ", \"modeled_us\": " << (r.modeled_us ? json_number(*r.modeled_us) : "null")
-         << ", \"modeled_busbw_gbps\": "
-         << (r.modeled_us ? json_number(r.modeled_busbw) : "null") << "}" << std::flush;
+    const Json row = {
+        {"size", r.size},
+        {"count", r.count},
+        {"type", dtype_name(r.type)},
+        {"redop", r.redop},
+        {"root", r.root},
+        {"time_us", r.time_us},
+        {"algbw_gbps", r.bandwidth.algbw},
+        {"busbw_gbps", r.bandwidth.busbw},
+        {"wrong", or_null(r.wrong)},
+        {"median_us", r.median_us},
+        {"algorithm", r.algorithm},
+        {"chosen_by", r.chosen_by},
+        {"modeled_us", or_null(r.modeled_us)},
+        {"modeled_busbw_gbps", r.modeled_us ? Json(r.modeled_busbw) : Json(nullptr)},
+    };
+    out_ << (first_row_ ? "\n    " : ",\n    ") << row.dump() << std::flush;
     first_row_ = false;
   }
 

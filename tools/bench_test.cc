@@ -6,9 +6,12 @@
 #include <CLI/CLI.hpp>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <cctype>
 #include <cstring>
+#include <limits>
+#include <set>
 #include <sstream>
 
 #include "meshsim/collectives/algorithms/registry.h"
@@ -21,6 +24,7 @@
 #include "tools/bench_help.h"
 #include "tools/bench_options.h"
 #include "tools/bench_reference.h"
+#include "tools/bench_report.h"
 #include "tools/bench_run.h"
 #include "tools/bench_timing.h"
 
@@ -622,14 +626,59 @@ INSTANTIATE_TEST_SUITE_P(
                    {"size,count,type,redop,root,time_us,algbw_gbps,busbw_gbps,wrong,median_us,"
                     "algorithm,chosen_by,modeled_us,modeled_busbw_gbps\n",
                     "\n64,4,float32,none,-1,", "\n256,16,float32,none,-1,"},
-                   ",float32,none,-1,"},
-        FormatCase{"json",
-                   {"\"collective\": \"all_gather\"", "\"group_size\": 4",
-                    "\"meeting_floor\": {\"threads\": 4, \"yield_barrier_us\": ",
-                    "{\"size\": 64, \"count\": 4, \"type\": \"float32\", \"redop\": \"none\", "
-                    "\"root\": -1",
-                    "\"wrong\": 0,\n", "\"algorithm\": \"direct\"", "\n}\n"},
-                   "{\"size\": "}));
+                   ",float32,none,-1,"}));
+
+// JSON: one object that parses, with the header's facts and a row per size.
+TEST(RunBench, JsonHoldsHeaderAndOneRowPerSize) {
+  const BenchOptions options =
+      parse_bench_args({"all_gather", "--mesh", "4", "-b", "64", "-e", "256", "--iters", "1",
+                        "--warmup", "0", "--check", "--format", "json"});
+  std::ostringstream out;
+  EXPECT_EQ(run_bench(options, out, nullptr), 0);
+  const nlohmann::json report = nlohmann::json::parse(out.str());
+  EXPECT_EQ(report["collective"], "all_gather");
+  EXPECT_EQ(report["group_size"], 4);
+  EXPECT_EQ(report["meeting_floor"]["threads"], 4);
+  EXPECT_GT(report["meeting_floor"]["yield_barrier_us"].get<double>(), 0);
+  EXPECT_EQ(report["topology"], nullptr);
+  EXPECT_EQ(report["wrong"], 0);
+  ASSERT_EQ(report["rows"].size(), 3u) << out.str();  // 64, 128 and 256 B
+  int64_t size = 64;
+  for (const nlohmann::json& row : report["rows"]) {
+    EXPECT_EQ(row["size"], size);
+    EXPECT_EQ(row["count"], size / 16);  // float32 elements per device of 4
+    EXPECT_EQ(row["type"], "float32");
+    EXPECT_EQ(row["redop"], "none");
+    EXPECT_EQ(row["root"], -1);
+    EXPECT_EQ(row["wrong"], 0);
+    EXPECT_EQ(row["algorithm"], "direct");
+    EXPECT_EQ(row["modeled_us"], nullptr);
+    size *= 2;
+  }
+}
+
+// A quote, a backslash and a control character in a string come out
+// escaped, and a number that is not finite as null: the output still parses
+// and the string reads back the same.
+TEST(RunBench, JsonEscapesStrings) {
+  BenchOptions options =
+      parse_bench_args({"psum", "--mesh", "2", "-b", "8", "-e", "8", "--iters", "1", "--warmup",
+                        "0", "--format", "json"});
+  const std::string odd = "a \"b\" \\ c\n\x01";
+  std::ostringstream out;
+  const auto writer = make_report_writer(OutputFormat::kJson, out);
+  ReportHeader header;
+  header.options = &options;
+  header.machine.hostname = odd;
+  header.floor_us = std::numeric_limits<double>::quiet_NaN();
+  writer->begin(header);
+  writer->end(ReportSummary{});
+  const nlohmann::json report = nlohmann::json::parse(out.str());
+  EXPECT_EQ(report["machine"]["hostname"], odd);
+  EXPECT_EQ(report["floor"]["us"], nullptr);
+  EXPECT_EQ(report["rows"].size(), 0u);
+  EXPECT_EQ(report["wrong"], nullptr);
+}
 
 // --exec names the execution mode; the header says which ran, and on fibers
 // the meeting floor is the fibers' yield barrier alone.
@@ -796,10 +845,18 @@ TEST(SideBySideFormatTest, HoldsOneRecordPerAlgorithm) {
     args.insert(args.end(), {"--format", format});
     std::ostringstream out;
     EXPECT_EQ(run_bench(parse_bench_args(args), out, nullptr), 0);
-    EXPECT_EQ(count(out.str(), std::string(format) == "csv" ? "\n64,16,float32,sum,-1,"
-                                                              : "{\"size\": 64,"),
-              applicable)
-        << out.str();
+    if (std::string(format) == "csv") {
+      EXPECT_EQ(count(out.str(), "\n64,16,float32,sum,-1,"), applicable) << out.str();
+    } else {
+      const nlohmann::json report = nlohmann::json::parse(out.str());
+      std::set<std::string> algorithms;
+      for (const nlohmann::json& row : report["rows"]) {
+        EXPECT_EQ(row["size"], 64);
+        algorithms.insert(row["algorithm"].get<std::string>());
+      }
+      EXPECT_EQ(report["rows"].size(), applicable) << out.str();
+      EXPECT_EQ(algorithms.size(), applicable) << "one record per algorithm";
+    }
   }
   std::ostringstream table;
   EXPECT_EQ(run_bench(parse_bench_args(base), table, nullptr), 0);
