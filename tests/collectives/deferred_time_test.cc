@@ -381,6 +381,21 @@ TEST(ExternalClockLaunch, ZeroCostDeliveriesKeepTheirDepartureExactly) {
   EXPECT_EQ(record.end_times, (std::vector<double>{advanced[3], advanced[1], advanced[2], advanced[3]}));
 }
 
+// The simulator sees the launch's transfers whether or not the caller asked
+// for a record; so does a model's error.
+TEST(ExternalClockLaunch, ALaunchWithoutARecordStillDrivesTheSimulator) {
+  auto sim = std::make_shared<TestSimulator>();
+  Runtime runtime(4);
+  runtime.launch(Mesh::make({{"x", 4}}), all_reduce(4 * 256, "ring"), {.time = external(sim)});
+  EXPECT_EQ(sim->runs(), 1);
+  EXPECT_EQ(sim->messages(), 2 * 3 * 4);
+
+  auto broken = std::make_shared<TestSimulator>(false, TestSimulator::Misbehave::kDeliversTwice);
+  EXPECT_ERROR(runtime.launch(Mesh::make({{"x", 4}}), all_reduce(4 * 256, "ring"),
+                              {.time = external(broken)}),
+               RuntimeUsageError, "ran twice");
+}
+
 TEST(ExternalClockLaunch, AFailedLaunchIsNotReplayed) {
   auto sim = std::make_shared<TestSimulator>();
   Runtime runtime(2);

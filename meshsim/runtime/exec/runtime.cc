@@ -447,22 +447,21 @@ void RuntimeImpl::launch(const Mesh& mesh_arg, const std::function<void(DeviceCo
       }
     }
   }
+  // A launch that prices after it ends replays its clocks (virtual_time.h)
+  // once it let the devices go, whether or not the caller asked for a
+  // record: an external simulator is driven by the replay. A failed launch
+  // is not replayed (its clocks stopped anywhere).
   std::exception_ptr replay_error;
+  if (time != nullptr && time->deferred() && !launch->failed()) {
+    try {
+      time->replay();
+    } catch (...) {
+      replay_error = std::current_exception();
+    }
+  }
   if (options.record != nullptr) {
     options.record->end_times = launch->end_times();
-    // A launch that prices after it ends replays its clocks for the record
-    // (virtual_time.h), once it let the devices go. A failed launch is not
-    // replayed (its clocks stopped anywhere).
-    if (time != nullptr && time->deferred()) {
-      if (!launch->failed()) {
-        try {
-          time->replay();
-        } catch (...) {
-          replay_error = std::current_exception();
-        }
-      }
-      in_seconds(*options.record, *time);
-    }
+    if (time != nullptr && time->deferred()) in_seconds(*options.record, *time);
   }
   if (launch->failed()) launch->rethrow();
   if (!unreceived.empty()) {

@@ -41,10 +41,11 @@
 // transfer in that order (one replay at a time in the process: launches may
 // share a model). The times are the same functions of the program. But a
 // device cannot read its clock while it runs (DeviceContext::now() is a
-// RuntimeUsageError): read LaunchRecord::end_times and the trace. Only a
-// launch with a LaunchOptions::record is replayed, and only if it succeeded;
-// the replay's errors (a model's, a simulator's, a clock that is not
-// finite) are the launch's.
+// RuntimeUsageError): read LaunchRecord::end_times and the trace. Every
+// such launch that succeeded is replayed, with or without a
+// LaunchOptions::record (the replay is what drives an external simulator);
+// a failed one is not. The replay's errors (a model's, a simulator's, a
+// clock that is not finite) are the launch's.
 
 #include <cstdint>
 #include <memory>
