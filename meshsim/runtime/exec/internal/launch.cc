@@ -54,7 +54,7 @@ Launch::Launch(MeshState& mesh, std::vector<DeviceState*> devices,
       time_(time),
       end_times_(time != nullptr ? devices_.size() : 0),
       trace_(trace),
-      origin_(trace.on ? TraceClock::launch_origin() : 0),
+      origin_(trace.on ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{}),
       started_(new std::atomic<bool>[devices_.size()]),
       finished_(new std::atomic<bool>[devices_.size()]),
       remaining_(static_cast<int>(devices_.size())),
@@ -120,9 +120,8 @@ void Launch::export_events(LaunchRecord& record) const {
   size_t total = 0;
   for (const DeviceState* device : devices_) total += device->trace.size();
   record.events.reserve(total);
-  const double ns_per_tick = TraceClock::ns_per_tick();
   for (const DeviceState* device : devices_) {
-    record.events_dropped += device->trace.export_events(record.events, ns_per_tick);
+    record.events_dropped += device->trace.export_events(record.events);
   }
 }
 

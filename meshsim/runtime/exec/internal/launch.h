@@ -8,6 +8,7 @@
 // launching thread may already have seen it change.
 
 #include <atomic>
+#include <chrono>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -20,7 +21,6 @@
 #include "meshsim/runtime/exec/internal/wait_word.h"
 #include "meshsim/runtime/exec/internal/waiter.h"
 #include "meshsim/runtime/exec/launch_record.h"
-#include "meshsim/runtime/trace/internal/trace_clock.h"
 
 namespace meshsim {
 
@@ -107,7 +107,7 @@ class Launch final : public BlockTracker {
   LaunchTime* time_;
   std::vector<double> end_times_;  // readings, written by each device at its position
   LaunchTraceSettings trace_;
-  TraceClock::Ticks origin_;  // wall-time zero of the trace
+  std::chrono::steady_clock::time_point origin_;  // wall-time zero of the trace
   std::unique_ptr<std::atomic<bool>[]> started_;
   std::unique_ptr<std::atomic<bool>[]> finished_;
 

@@ -1,12 +1,11 @@
 #include "meshsim/runtime/trace/internal/device_trace.h"
 
 #include <algorithm>
-#include <cmath>
 #include <limits>
 
 namespace meshsim {
 
-void DeviceTrace::begin_launch(bool on, size_t capacity, TraceClock::Ticks origin, int device,
+void DeviceTrace::begin_launch(bool on, size_t capacity, Clock::time_point origin, int device,
                                int position) {
   on_ = on;
   // open() returns an int index.
@@ -24,6 +23,10 @@ void DeviceTrace::begin_launch(bool on, size_t capacity, TraceClock::Ticks origi
   open_collective = kDropped;
   in_start = false;
   if (!on) blocks_.clear();
+}
+
+int64_t DeviceTrace::wall_now() const {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - origin_).count();
 }
 
 int DeviceTrace::open(TraceKind kind, const char* op, double virtual_now) {
@@ -53,7 +56,7 @@ int DeviceTrace::open(TraceKind kind, const char* op, double virtual_now) {
   e.flow_in = 0;
   // An event that is never closed (its scope threw) reads as zero length.
   e.virtual_start = e.virtual_end = virtual_now;
-  e.wall_start = e.wall_end = TraceClock::now();
+  e.wall_start_ns = e.wall_end_ns = wall_now();
   return static_cast<int>(size_++);
 }
 
@@ -61,7 +64,7 @@ void DeviceTrace::close(int index, double virtual_now) {
   --depth_;
   if (index == kDropped) return;
   RawTraceEvent& e = at(index);
-  e.wall_end = TraceClock::now();
+  e.wall_end_ns = wall_now();
   e.virtual_end = virtual_now;
 }
 
@@ -71,13 +74,7 @@ void DeviceTrace::instant(TraceKind kind, const char* op, double virtual_start,
   close(index, virtual_end);
 }
 
-size_t DeviceTrace::export_events(std::vector<TraceEvent>& out, double ns_per_tick) const {
-  // Signed: a reading on another core may precede the origin by the
-  // counters' skew.
-  const auto ns = [&](TraceClock::Ticks t) {
-    return static_cast<int64_t>(
-        std::llround(static_cast<double>(static_cast<int64_t>(t - origin_)) * ns_per_tick));
-  };
+size_t DeviceTrace::export_events(std::vector<TraceEvent>& out) const {
   for (size_t i = 0; i < size_; ++i) {
     const RawTraceEvent& r = at(i);
     TraceEvent& e = out.emplace_back();
@@ -103,8 +100,8 @@ size_t DeviceTrace::export_events(std::vector<TraceEvent>& out, double ns_per_ti
     e.flow_in = r.flow_in;
     e.depth = r.depth;
     e.async = r.async;
-    e.wall_start_ns = ns(r.wall_start);
-    e.wall_end_ns = std::max(ns(r.wall_end), e.wall_start_ns);
+    e.wall_start_ns = r.wall_start_ns;
+    e.wall_end_ns = r.wall_end_ns;
     e.virtual_start = r.virtual_start;
     e.virtual_end = r.virtual_end;
   }

@@ -16,6 +16,7 @@
 // device has recorded `capacity` events, open() returns kDropped (and counts
 // it): every method accepts kDropped, so callers need no second branch.
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -23,7 +24,6 @@
 #include <string_view>
 #include <vector>
 
-#include "meshsim/runtime/trace/internal/trace_clock.h"
 #include "meshsim/runtime/trace/trace_event.h"
 
 namespace meshsim {
@@ -45,8 +45,8 @@ struct alignas(64) RawTraceEvent {
   int64_t recv_bytes = 0;
   uint64_t flow_out = 0;
   uint64_t flow_in = 0;
-  TraceClock::Ticks wall_start = 0;  // nanoseconds only on export
-  TraceClock::Ticks wall_end = 0;
+  int64_t wall_start_ns = 0;
+  int64_t wall_end_ns = 0;
   double virtual_start = 0;
   double virtual_end = 0;
 };
@@ -54,19 +54,17 @@ static_assert(sizeof(RawTraceEvent) == 128, "a raw event is two cache lines");
 
 class DeviceTrace {
  public:
+  using Clock = std::chrono::steady_clock;
   static constexpr int kDropped = -1;
 
   bool on() const { return on_; }
   // At the start of the device's part of a launch: `on` says whether the
-  // launch traces; `origin` is the launch's wall-time zero
-  // (TraceClock::launch_origin). `capacity` above INT_MAX is INT_MAX. An
-  // untraced launch frees the blocks.
-  void begin_launch(bool on, size_t capacity, TraceClock::Ticks origin, int device, int position);
-  // Appends the events recorded to `out` as TraceEvents, their wall times in
-  // nanoseconds from the origin at `ns_per_tick` (TraceClock::ns_per_tick);
-  // returns how many were dropped. While the names they point to are alive
-  // (the launch).
-  size_t export_events(std::vector<TraceEvent>& out, double ns_per_tick) const;
+  // launch traces; `origin` is the launch's wall-time zero. `capacity` above
+  // INT_MAX is INT_MAX. An untraced launch frees the blocks.
+  void begin_launch(bool on, size_t capacity, Clock::time_point origin, int device, int position);
+  // Appends the events recorded to `out` as TraceEvents; returns how many
+  // were dropped. While the names they point to are alive (the launch).
+  size_t export_events(std::vector<TraceEvent>& out) const;
   size_t size() const { return size_; }
 
   // Opens an event of `kind` named `op` (a string literal) at the current
@@ -96,10 +94,11 @@ class DeviceTrace {
   const RawTraceEvent& at(size_t index) const {
     return blocks_[index / kBlockEvents][index % kBlockEvents];
   }
+  int64_t wall_now() const;
 
   bool on_ = false;
   size_t capacity_ = 0;
-  TraceClock::Ticks origin_ = 0;
+  Clock::time_point origin_{};
   int device_ = 0;
   int position_ = 0;
   int depth_ = 0;
