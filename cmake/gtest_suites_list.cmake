@@ -1,22 +1,28 @@
 # Run at build time by meshsim_discover_tests (cmake/gtest_registration.cmake):
 # lists the parameterized suites of EXECUTABLE that FILTER selects and writes
-# OUTPUT, one ctest test per suite.
-#   cmake -D EXECUTABLE=... -D FILTER=... -D LABELS=a;b -D TIMEOUT=s -D OUTPUT=... -P gtest_suites_list.cmake
+# OUTPUT, one ctest test per suite; NEGATIVE (":-pattern...", or empty) is
+# appended to each suite's filter, so excluded cases stay out.
+#   cmake -D EXECUTABLE=... -D FILTER=... -D NEGATIVE=... -D LABELS=a;b -D TIMEOUT=s -D OUTPUT=... -P gtest_suites_list.cmake
 execute_process(COMMAND "${EXECUTABLE}" --gtest_list_tests "--gtest_filter=${FILTER}"
                 OUTPUT_VARIABLE listing RESULT_VARIABLE status TIMEOUT 120)
 if(NOT status EQUAL 0)
   message(FATAL_ERROR "${EXECUTABLE} --gtest_list_tests failed (${status}):\n${listing}")
 endif()
 
+# A suite line is unindented: "Prefix/Suite." with maybe "  # TypeParam = ...";
+# its cases follow, indented. The listing is matched as text, not split
+# into a CMake list: a case's parameter may hold ';', '[' or ']'.
+string(REGEX MATCHALL "\n[^ \n#][^ \n]*\\." heads "\n${listing}")
 set(script "")
-string(REPLACE "\n" ";" lines "${listing}")
-foreach(line IN LISTS lines)
-  # A suite line is unindented: "Prefix/Suite." with maybe "  # TypeParam = ...".
-  if(line MATCHES "^([^ #][^ ]*)\\.")
-    set(suite "${CMAKE_MATCH_1}")
-    string(APPEND script
-      "add_test([==[${suite}]==] [==[${EXECUTABLE}]==] --gtest_brief=1 [==[--gtest_filter=${suite}.*]==])\n"
-      "set_tests_properties([==[${suite}]==] PROPERTIES TIMEOUT ${TIMEOUT} LABELS [==[${LABELS}]==])\n")
-  endif()
+foreach(head IN LISTS heads)
+  string(REGEX REPLACE "^\n(.*)\\.$" "\\1" suite "${head}")
+  string(APPEND script
+    "add_test([==[${suite}]==] [==[${EXECUTABLE}]==] --gtest_brief=1 [==[--gtest_filter=${suite}.*${NEGATIVE}]==])\n"
+    "set_tests_properties([==[${suite}]==] PROPERTIES TIMEOUT ${TIMEOUT} LABELS [==[${LABELS}]==])\n")
 endforeach()
+# Every case listed belongs to a suite line: a listing with cases but no
+# suite found means the format was misread, and cases would go unrun.
+if(script STREQUAL "" AND listing MATCHES "\n  [^ ]")
+  message(FATAL_ERROR "${EXECUTABLE}: no suite found in its --gtest_list_tests output:\n${listing}")
+endif()
 file(WRITE "${OUTPUT}" "${script}")

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include <cmath>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -251,6 +250,12 @@ Json or_null(const std::optional<T>& value) {
   return value ? Json(*value) : Json(nullptr);
 }
 
+// A value as compact JSON text; bytes that are not UTF-8 (a hostname, a
+// --topology text) become U+FFFD instead of an exception mid-report.
+std::string text(const Json& value) {
+  return value.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
 class JsonWriter : public ReportWriter {
  public:
   explicit JsonWriter(std::ostream& out) : out_(out) {}
@@ -296,7 +301,7 @@ class JsonWriter : public ReportWriter {
     };
     out_ << "{\n";
     for (const auto& [key, value] : header.items()) {
-      out_ << "  " << Json(key).dump() << ": " << value.dump() << ",\n";
+      out_ << "  " << text(key) << ": " << text(value) << ",\n";
     }
     out_ << "  \"rows\": [" << std::flush;
   }
@@ -314,9 +319,9 @@ class JsonWriter : public ReportWriter {
           {{"name", a.name}, {"wrong", or_null(a.wrong)}, {"mean_busbw_gbps", a.mean_busbw}});
     }
     out_ << (first_row_ ? "],\n" : "\n  ],\n")
-         << "  \"wrong\": " << or_null(s.wrong).dump() << ",\n"
-         << "  \"mean_busbw_gbps\": " << Json(s.mean_busbw).dump() << ",\n"
-         << "  \"per_algorithm\": " << per_algorithm.dump() << "\n}\n"
+         << "  \"wrong\": " << text(or_null(s.wrong)) << ",\n"
+         << "  \"mean_busbw_gbps\": " << text(s.mean_busbw) << ",\n"
+         << "  \"per_algorithm\": " << text(per_algorithm) << "\n}\n"
          << std::flush;
   }
 
@@ -338,7 +343,7 @@ class JsonWriter : public ReportWriter {
         {"modeled_us", or_null(r.modeled_us)},
         {"modeled_busbw_gbps", r.modeled_us ? Json(r.modeled_busbw) : Json(nullptr)},
     };
-    out_ << (first_row_ ? "\n    " : ",\n    ") << row.dump() << std::flush;
+    out_ << (first_row_ ? "\n    " : ",\n    ") << text(row) << std::flush;
     first_row_ = false;
   }
 

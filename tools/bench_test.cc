@@ -658,23 +658,26 @@ TEST(RunBench, JsonHoldsHeaderAndOneRowPerSize) {
 }
 
 // A quote, a backslash and a control character in a string come out
-// escaped, and a number that is not finite as null: the output still parses
-// and the string reads back the same.
+// escaped, a byte that is not UTF-8 as U+FFFD, and a number that is not
+// finite as null: the output still parses and the string reads back the same.
 TEST(RunBench, JsonEscapesStrings) {
   BenchOptions options =
       parse_bench_args({"psum", "--mesh", "2", "-b", "8", "-e", "8", "--iters", "1", "--warmup",
                         "0", "--format", "json"});
   const std::string odd = "a \"b\" \\ c\n\x01";
+  const std::string not_utf8 = "cpu \xff";
   std::ostringstream out;
   const auto writer = make_report_writer(OutputFormat::kJson, out);
   ReportHeader header;
   header.options = &options;
   header.machine.hostname = odd;
+  header.machine.cpu_model = not_utf8;
   header.floor_us = std::numeric_limits<double>::quiet_NaN();
   writer->begin(header);
   writer->end(ReportSummary{});
   const nlohmann::json report = nlohmann::json::parse(out.str());
   EXPECT_EQ(report["machine"]["hostname"], odd);
+  EXPECT_EQ(report["machine"]["cpu_model"], "cpu \xef\xbf\xbd");  // U+FFFD
   EXPECT_EQ(report["floor"]["us"], nullptr);
   EXPECT_EQ(report["rows"].size(), 0u);
   EXPECT_EQ(report["wrong"], nullptr);
