@@ -29,7 +29,7 @@ function(meshsim_discover_tests target)
   set(suites_file "${CMAKE_CURRENT_BINARY_DIR}/${target}_suites.cmake")
   add_custom_command(TARGET ${target} POST_BUILD
     COMMAND ${CMAKE_COMMAND} -D "EXECUTABLE=$<TARGET_FILE:${target}>"
-            -D "FILTER=*/*${negative}" -D "NEGATIVE=${negative}" -D "LABELS=${ARG_LABELS}"
+            -D "NEGATIVE=${negative}" -D "LABELS=${ARG_LABELS}"
             -D "TIMEOUT=${ARG_TIMEOUT}" -D "OUTPUT=${suites_file}"
             -P "${PROJECT_SOURCE_DIR}/cmake/gtest_suites_list.cmake"
     BYPRODUCTS "${suites_file}"

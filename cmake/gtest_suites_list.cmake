@@ -1,9 +1,9 @@
 # Run at build time by meshsim_discover_tests (cmake/gtest_registration.cmake):
-# lists the parameterized suites of EXECUTABLE that FILTER selects and writes
-# OUTPUT, one ctest test per suite; NEGATIVE (":-pattern...", or empty) is
-# appended to each suite's filter, so excluded cases stay out.
-#   cmake -D EXECUTABLE=... -D FILTER=... -D NEGATIVE=... -D LABELS=a;b -D TIMEOUT=s -D OUTPUT=... -P gtest_suites_list.cmake
-execute_process(COMMAND "${EXECUTABLE}" --gtest_list_tests "--gtest_filter=${FILTER}"
+# lists the parameterized suites of EXECUTABLE (names holding '/') and writes
+# OUTPUT, one ctest test per suite. NEGATIVE (":-pattern...", or empty)
+# leaves cases out of the listing and of each suite's run.
+#   cmake -D EXECUTABLE=... -D NEGATIVE=... -D LABELS=a;b -D TIMEOUT=s -D OUTPUT=... -P gtest_suites_list.cmake
+execute_process(COMMAND "${EXECUTABLE}" --gtest_list_tests "--gtest_filter=*/*${NEGATIVE}"
                 OUTPUT_VARIABLE listing RESULT_VARIABLE status TIMEOUT 120)
 if(NOT status EQUAL 0)
   message(FATAL_ERROR "${EXECUTABLE} --gtest_list_tests failed (${status}):\n${listing}")
