@@ -29,6 +29,10 @@
 #include "meshsim/runtime/exec/launch_record.h"      // IWYU pragma: export
 #include "meshsim/runtime/exec/runtime.h"            // IWYU pragma: export
 #include "meshsim/runtime/exec/wait_policy.h"        // IWYU pragma: export
+#include "meshsim/runtime/kernel/device_id.h"        // IWYU pragma: export
+#include "meshsim/runtime/kernel/kernel_context.h"   // IWYU pragma: export
+#include "meshsim/runtime/kernel/kernel_spec.h"      // IWYU pragma: export
+#include "meshsim/runtime/kernel/run_kernel.h"       // IWYU pragma: export
 #include "meshsim/runtime/time/callback_model.h"     // IWYU pragma: export
 #include "meshsim/runtime/time/congestion_aware_model.h"    // IWYU pragma: export
 #include "meshsim/runtime/time/congestion_unaware_model.h"  // IWYU pragma: export

@@ -84,4 +84,27 @@ class ResourceError : public Error {
   using Error::Error;
 };
 
+// Kernels (kernel/): a semaphore left non-zero when its kernel exits, or
+// signalled past KernelContext::kMaxSemaphoreValue; a DMA too large for its
+// semaphores to count. The message names the kernel, the device, the
+// semaphore and its value.
+class SemaphoreError : public Error {
+ public:
+  using Error::Error;
+};
+
+// Kernels: a device id outside the kernel's mesh (a logical id out of range,
+// mesh coordinates of the wrong length or out of range).
+class DeviceIdError : public InvalidArgumentError {
+ public:
+  using InvalidArgumentError::InvalidArgumentError;
+};
+
+// Kernels: a barrier semaphore asked for by a kernel without a collective
+// id, or a collective id another kernel of the same Runtime holds.
+class CollectiveIdError : public Error {
+ public:
+  using Error::Error;
+};
+
 }  // namespace meshsim

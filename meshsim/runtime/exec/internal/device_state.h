@@ -5,12 +5,14 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <thread>
 #include <unordered_map>
 #include <vector>
 
 #include "meshsim/runtime/comm/internal/mesh_state.h"
 #include "meshsim/runtime/exec/device_context.h"
+#include "meshsim/runtime/exec/internal/wait_note.h"
 #include "meshsim/runtime/exec/internal/wait_word.h"
 #include "meshsim/runtime/exec/internal/waiter.h"
 #include "meshsim/runtime/time/internal/launch_time.h"
@@ -18,6 +20,7 @@
 
 namespace meshsim {
 
+class KernelContext;
 class Launch;
 class RuntimeImpl;
 
@@ -52,6 +55,7 @@ struct alignas(64) DeviceState {
   std::atomic<const char*> current_op{nullptr};
   std::atomic<const Rendezvous*> current_group{nullptr};
   std::atomic<uint64_t> collectives_done{0};
+  WaitNote wait_note;  // set while it waits for a semaphore's count
   // Set when the device settled before its body ended (Launch::fail_and_settle).
   bool settled_early = false;
   // What the device's collectives ran in the current launch (cleared when it
@@ -65,6 +69,9 @@ struct alignas(64) DeviceState {
   DeviceTrace trace;
   // What the device's code receives; the launch enters and leaves it.
   DeviceContext context;
+  // The contexts of its kernels (kernel/), by nesting depth: kept for the
+  // runtime's life, so a reference kept past its kernel fails cleanly.
+  std::vector<std::unique_ptr<KernelContext, void (*)(KernelContext*)>> kernel_contexts;
 
   // Per-device cache of group lookups: no lock on a hit. Keyed by MeshState
   // id, never reused, so an entry of an evicted MeshState never matches (and is

@@ -226,6 +226,35 @@ void Launch::check_deadlock() {
            " is blocked inside meshsim and none can proceed:" + summarize_devices(where))));
 }
 
+namespace {
+
+// " for DMA semaphore 1 to reach 4096 (it holds 0)"; the value only while the
+// device is blocked on the semaphore's word, when it cannot change under us.
+std::string describe_wait_note(const DeviceState& d) {
+  const WaitNote& note = d.wait_note;
+  const WaitWord* word = note.word.load(std::memory_order_acquire);
+  if (word == nullptr) return {};
+  std::string out = " for ";
+  out += note.kind.load(std::memory_order_relaxed);
+  const int index = note.index.load(std::memory_order_relaxed);
+  // Appended piece by piece: g++ 12 warns falsely about `" " + std::string`.
+  if (index >= 0) {
+    out += ' ';
+    out += std::to_string(index);
+  }
+  out += " to reach ";
+  out += std::to_string(note.target.load(std::memory_order_relaxed));
+  if (d.waiter.blocked_on() == word) {
+    out += " (it holds ";
+    out += std::to_string(
+        WaitNote::held(d.waiter.blocked_value(), note.consumed.load(std::memory_order_relaxed)));
+    out += ')';
+  }
+  return out;
+}
+
+}  // namespace
+
 std::vector<DeviceSnapshot> Launch::snapshot() const {
   std::vector<DeviceSnapshot> out(devices_.size());
   for (size_t i = 0; i < devices_.size(); ++i) {
@@ -249,6 +278,7 @@ std::vector<DeviceSnapshot> Launch::snapshot() const {
     // A point-to-point wait sleeps on a link's word instead.
     s.blocked_in_group_meeting =
         word != nullptr && s.group != nullptr && s.group->is_meeting_word(word);
+    s.detail = describe_wait_note(d);
   }
   return out;
 }

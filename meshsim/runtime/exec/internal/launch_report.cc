@@ -102,7 +102,7 @@ std::string summarize_devices(std::span<const DeviceSnapshot> devices) {
         s.tail = " after " + std::to_string(d.collectives) + " collectives";
         break;
       case DeviceSnapshot::State::kWaiting:
-        s.head = std::string("waiting in ") + (d.op ? d.op : "an unnamed wait");
+        s.head = std::string("waiting in ") + (d.op ? d.op : "an unnamed wait") + d.detail;
         s.tail = " after " + std::to_string(d.collectives) + " collectives";
         if (d.group != nullptr) {
           auto it = names.find(d.group);

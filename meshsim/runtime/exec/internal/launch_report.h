@@ -26,6 +26,7 @@ struct DeviceSnapshot {
   const Rendezvous* group = nullptr;     // that collective's group, if any
   uint64_t collectives = 0;              // completed before this state
   bool blocked_in_group_meeting = false;  // asleep on its group's own word
+  std::string detail;  // what it waits for, after the op (" for ... to reach 2 (it holds 1)")
 };
 
 // "0–7, 9, 12–20 step 4": ids in order, runs with a constant step folded;

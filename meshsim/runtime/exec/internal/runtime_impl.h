@@ -20,6 +20,7 @@
 #include "meshsim/runtime/exec/internal/function_ref.h"
 #include "meshsim/runtime/exec/internal/runtime_extension.h"
 #include "meshsim/runtime/exec/runtime.h"
+#include "meshsim/runtime/kernel/internal/collective_ids.h"
 
 namespace meshsim {
 
@@ -49,6 +50,8 @@ class RuntimeImpl {
   spdlog::logger& logger() { return *logger_; }
   size_t interned_mesh_count();
   Fabric& fabric() { return fabric_; }
+  // The collective ids its kernels hold (kernel/).
+  CollectiveIds& collective_ids() { return collective_ids_; }
 
   // The collectives layer's state for this runtime, made by `make` on first
   // use (thread-safe; later calls take no lock).
@@ -114,6 +117,7 @@ class RuntimeImpl {
   // Declared before the extension: algorithms registered there may hold
   // nothing of the fabric, but the fabric must outlive every device.
   Fabric fabric_;
+  CollectiveIds collective_ids_;
   // Fiber mode only: the workers and the fiber stacks.
   std::unique_ptr<FiberScheduler> fibers_;
   std::mutex extension_mu_;

@@ -1,0 +1,23 @@
+#include "meshsim/runtime/kernel/internal/kernel_shard.h"
+
+#include "meshsim/runtime/exec/internal/wait_note.h"
+
+namespace meshsim {
+
+uint32_t SemaphoreCell::value() const {
+  return WaitNote::held(signalled.load(), consumed.load(std::memory_order_relaxed));
+}
+
+KernelShard::KernelShard(const KernelSpec& spec)
+    : regular(spec.semaphores()),
+      dma(spec.dma_semaphores()),
+      cells(new SemaphoreCell[static_cast<size_t>(spec.semaphores() + spec.dma_semaphores() + 1)]) {
+  buffers.reserve(spec.buffers().size());
+  data.reserve(spec.buffers().size());
+  for (const KernelSpec::BufferDecl& decl : spec.buffers()) {
+    buffers.push_back(Array::zeros(decl.shape, decl.dtype));
+    data.push_back(buffers.back().mutable_bytes());
+  }
+}
+
+}  // namespace meshsim

@@ -1,0 +1,125 @@
+#pragma once
+// What a TPU-style kernel allocates on every device it runs on (run_kernel.h):
+// symmetric buffers, regular and DMA semaphores, and, with a collective id,
+// a barrier semaphore. Names follow Pallas (pltpu.SemaphoreType, VMEM scratch).
+//
+// Every device of the kernel gets its own copy of each buffer (zero-filled)
+// and semaphore (0) at kernel entry; a BufferRef or Semaphore names the same
+// one on every device, so a device addresses its peer's copy by the peer's
+// id. The devices must declare the same spec (CollectiveMismatchError
+// otherwise). A spec is plain data: build it once and use it in any number
+// of kernels.
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "meshsim/runtime/array/array.h"
+#include "meshsim/runtime/array/dtype.h"
+
+namespace meshsim {
+
+// A contiguous, row-major region of a symmetric buffer: the whole buffer, or
+// what at() and slice() cut from it along its leading dimensions (as
+// `ref.at[i]` and `ref.at[pl.ds(start, size)]` do in Pallas).
+class BufferRef {
+ public:
+  int buffer() const { return buffer_; }
+  const Shape& shape() const { return shape_; }
+  DType dtype() const { return dtype_; }
+  // Where the region starts in its buffer, and how long it is, in bytes.
+  size_t byte_offset() const { return offset_; }
+  size_t nbytes() const;
+
+  // The sub-region at `index` of the leading dimension, which it drops.
+  // ShapeError naming the index and the shape if the region is a scalar or
+  // the index is outside [0, shape()[0]).
+  BufferRef at(int64_t index) const;
+  // Rows [start, start + size) of the leading dimension, which keeps its
+  // place. ShapeError naming the range and the shape if it does not fit.
+  BufferRef slice(int64_t start, int64_t size) const;
+
+  // "buffer 2 bytes [256, 512) bfloat16(8, 16)", for messages.
+  std::string to_string() const;
+
+ private:
+  friend class KernelSpec;
+  BufferRef(int buffer, Shape shape, DType dtype, size_t offset)
+      : buffer_(buffer), shape_(std::move(shape)), dtype_(dtype), offset_(offset) {}
+  int buffer_ = 0;
+  Shape shape_;
+  DType dtype_ = DType::kFloat32;
+  size_t offset_ = 0;
+};
+
+// A regular semaphore: signalled and waited on by kernel code
+// (KernelContext::semaphore_signal / semaphore_wait).
+class Semaphore {
+ public:
+  int index() const { return index_; }
+  bool is_barrier() const { return index_ == kBarrier; }
+
+ private:
+  friend class KernelSpec;
+  friend class KernelContext;
+  static constexpr int kBarrier = -1;
+  explicit Semaphore(int index) : index_(index) {}
+  int index_;
+};
+
+// A DMA semaphore: counts bytes. A copy adds its size to its send semaphore
+// (on the device that issued it, once the source may be reused) and to its
+// receive semaphore (on the device it wrote to, once the bytes are there);
+// waiting for a copy subtracts the same size.
+class DmaSemaphore {
+ public:
+  int index() const { return index_; }
+
+ private:
+  friend class KernelSpec;
+  explicit DmaSemaphore(int index) : index_(index) {}
+  int index_;
+};
+
+class KernelSpec {
+ public:
+  // The most buffers, and semaphores of each kind, one spec may declare.
+  static constexpr int kMaxBuffers = 4096;
+  static constexpr int kMaxSemaphores = 4096;
+
+  // `name` appears in every message about the kernel.
+  explicit KernelSpec(std::string name = "kernel");
+
+  // Declares a symmetric buffer. ShapeError for a negative dim or a shape
+  // too large for an Array (Array::kMaxBytes); InvalidArgumentError past
+  // kMaxBuffers.
+  BufferRef buffer(Shape shape, DType dtype);
+  // Declares a regular / DMA semaphore. InvalidArgumentError past kMaxSemaphores.
+  Semaphore semaphore();
+  DmaSemaphore dma_semaphore();
+  // Gives the kernel a barrier semaphore (KernelContext::barrier_semaphore),
+  // as Mosaic's collective_id does. No two kernels of one Runtime may hold
+  // the same id at once (CollectiveIdError). InvalidArgumentError if negative.
+  KernelSpec& set_collective_id(int id);
+
+  const std::string& name() const { return name_; }
+  std::optional<int> collective_id() const { return collective_id_; }
+  struct BufferDecl {
+    Shape shape;
+    DType dtype;
+  };
+  std::span<const BufferDecl> buffers() const { return buffers_; }
+  int semaphores() const { return semaphores_; }
+  int dma_semaphores() const { return dma_semaphores_; }
+
+ private:
+  std::string name_;
+  std::vector<BufferDecl> buffers_;
+  int semaphores_ = 0;
+  int dma_semaphores_ = 0;
+  std::optional<int> collective_id_;
+};
+
+}  // namespace meshsim

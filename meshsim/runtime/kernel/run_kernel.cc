@@ -1,0 +1,176 @@
+#include "meshsim/runtime/kernel/run_kernel.h"
+
+#include <memory>
+#include <vector>
+
+#include "meshsim/runtime/comm/internal/collective_call.h"
+#include "meshsim/runtime/exec/errors.h"
+#include "meshsim/runtime/exec/internal/device_hooks.h"
+#include "meshsim/runtime/exec/internal/runtime_impl.h"
+#include "meshsim/runtime/kernel/internal/kernel_shard.h"
+
+namespace meshsim {
+
+// Friend of KernelContext: sets its per-kernel fields.
+struct KernelRun {
+  static void run(DeviceContext& ctx, const KernelSpec& spec, void* body,
+                  void (*call)(void*, KernelContext&));
+  static KernelContext& enter(DeviceState& device, DeviceContext& ctx, const KernelSpec& spec,
+                              KernelGroup& group, int position);
+};
+
+namespace {
+
+// What every device of the kernel must agree on, as a CollectiveCall list:
+// per buffer its dtype, rank and dims.
+std::vector<int64_t> describe_buffers(const KernelSpec& spec) {
+  std::vector<int64_t> out;
+  for (const KernelSpec::BufferDecl& b : spec.buffers()) {
+    out.push_back(static_cast<int64_t>(b.dtype));
+    out.push_back(static_cast<int64_t>(b.shape.size()));
+    out.insert(out.end(), b.shape.begin(), b.shape.end());
+  }
+  return out;
+}
+
+// " regular semaphore 0 holds 1; DMA semaphore 2 holds 4096": the
+// semaphores of `shard` not back at 0.
+std::string leftover_semaphores(const KernelShard& shard) {
+  std::string out;
+  const auto note = [&out](const char* kind, int index, uint32_t value) {
+    if (value == 0) return;
+    // Piece by piece: g++ 12 warns falsely about `" " + std::string`.
+    out += out.empty() ? " " : "; ";
+    out += kind;
+    if (index >= 0) {
+      out += ' ';
+      out += std::to_string(index);
+    }
+    out += " holds ";
+    out += std::to_string(value);
+  };
+  for (int i = 0; i < shard.regular; ++i) note("semaphore", i, shard.cells[i].value());
+  for (int i = 0; i < shard.dma; ++i) note("DMA semaphore", i, shard.cells[shard.regular + i].value());
+  note("barrier semaphore", -1, shard.cells[shard.regular + shard.dma].value());
+  return out;
+}
+
+// Releases a claimed collective id when the kernel ends, however it ends.
+struct CollectiveIdClaim {
+  CollectiveIdClaim() = default;
+  CollectiveIdClaim(const CollectiveIdClaim&) = delete;
+  CollectiveIdClaim& operator=(const CollectiveIdClaim&) = delete;
+  CollectiveIds* ids = nullptr;
+  int id = 0;
+  ~CollectiveIdClaim() {
+    if (ids != nullptr) ids->release(id);
+  }
+};
+
+}  // namespace
+
+KernelContext& KernelRun::enter(DeviceState& device, DeviceContext& ctx, const KernelSpec& spec,
+                                KernelGroup& group, int position) {
+  // Contexts form a stack by nesting depth: the first inactive one is free.
+  size_t depth = 0;
+  while (depth < device.kernel_contexts.size() &&
+         device.kernel_contexts[depth]->active_.load(std::memory_order_relaxed)) {
+    ++depth;
+  }
+  if (depth == device.kernel_contexts.size()) {
+    device.kernel_contexts.emplace_back(new KernelContext(), [](KernelContext* k) { delete k; });
+  }
+  KernelContext& k = *device.kernel_contexts[depth];
+  k.device_ = &ctx;
+  k.spec_ = &spec;
+  k.group_ = &group;
+  k.position_ = position;
+  k.name_ = spec.name();
+  ++k.generation_;
+  k.active_.store(true, std::memory_order_relaxed);
+  return k;
+}
+
+void KernelRun::run(DeviceContext& ctx, const KernelSpec& spec, void* body,
+                    void (*call)(void*, KernelContext&)) {
+  DeviceHooks::check_usable(ctx, "run_kernel");
+  const std::string holder = "kernel '" + spec.name() + "' on " + ctx.mesh().to_string();
+  if (DeviceHooks::clock(ctx).on()) {
+    throw RuntimeUsageError("run_kernel: " + holder +
+                            " in a launch that keeps virtual time: kernels do not price their "
+                            "copies and semaphores yet");
+  }
+  DeviceState& device = DeviceHooks::device(ctx);
+  Waiter& waiter = DeviceHooks::waiter(ctx);
+  const GroupRef group = DeviceHooks::group(ctx, AxisNames(ctx.mesh().abstract_mesh().axis_names()));
+  Rendezvous& meeting = *group.rendezvous;
+  const int position = group.rank;
+
+  CollectiveIdClaim claim;
+  if (position == 0 && spec.collective_id()) {
+    CollectiveIds& ids = DeviceHooks::runtime(ctx).collective_ids();
+    ids.claim(*spec.collective_id(), holder);
+    claim.ids = &ids;  // not by assignment: a temporary's destructor would release it
+    claim.id = *spec.collective_id();
+  }
+  auto shard = std::make_unique<KernelShard>(spec);
+  // Position 0 owns the table through which the devices find each other's shards.
+  std::unique_ptr<KernelGroup> owned_group;
+  if (position == 0) owned_group = std::make_unique<KernelGroup>(meeting.size());
+
+  const std::vector<int64_t> buffers = describe_buffers(spec);
+  CollectiveCall entry(spec.name().c_str(), DType::kFloat32, {});
+  entry.param("semaphores", spec.semaphores())
+      .param("dma_semaphores", spec.dma_semaphores())
+      .param("collective_id", spec.collective_id().value_or(-1));
+  entry.list_name = "buffers";
+  entry.list = buffers;
+  KernelGroup* kernel_group = nullptr;
+  {
+    OpScope scope(ctx, "run_kernel (entry)", group);
+    meeting.slot(position).publish(entry, nullptr, nullptr, owned_group.get());
+    meeting.meet(position, waiter);
+    kernel_group = static_cast<KernelGroup*>(const_cast<void*>(meeting.slot(0).extra));
+    kernel_group->shards[position] = shard.get();
+    meeting.arrive(position, waiter);  // every shard is in the table
+  }
+
+  KernelContext& kernel = KernelRun::enter(device, ctx, spec, *kernel_group, position);
+  try {
+    call(body, kernel);
+  } catch (...) {
+    kernel.active_.store(false, std::memory_order_relaxed);
+    // Peers may still copy into this device's buffers: fail the launch and
+    // free them only once none can (a cancelled wait already waited so).
+    if (!waiter.cancelled()) DeviceHooks::fail_and_settle(ctx, std::current_exception());
+    throw;
+  }
+
+  CollectiveCall exit_call("run_kernel (exit)", DType::kFloat32, {});
+  try {
+    OpScope scope(ctx, "run_kernel (exit)", group);
+    meeting.slot(position).publish(exit_call, nullptr, nullptr);
+    meeting.meet(position, waiter);
+  } catch (...) {
+    kernel.active_.store(false, std::memory_order_relaxed);
+    if (!waiter.cancelled()) DeviceHooks::fail_and_settle(ctx, std::current_exception());
+    throw;
+  }
+  kernel.active_.store(false, std::memory_order_relaxed);
+  // Every device has left its body: nobody signals or copies any more.
+  const std::string leftover = leftover_semaphores(*shard);
+  if (!leftover.empty()) {
+    throw SemaphoreError(holder + " exited with semaphores of device " + std::to_string(device.id) +
+                         " not back at 0:" + leftover);
+  }
+}
+
+namespace detail {
+
+void run_kernel(DeviceContext& ctx, const KernelSpec& spec, void* body,
+                void (*call)(void* body, KernelContext& kernel)) {
+  KernelRun::run(ctx, spec, body, call);
+}
+
+}  // namespace detail
+}  // namespace meshsim
