@@ -93,6 +93,16 @@ class SemaphoreError : public Error {
   using Error::Error;
 };
 
+// Kernels with race detection on (KernelSpec::set_race_detection): two
+// conflicting accesses to a buffer region that happens-before does not order
+// (a read of a copy's destination before waiting for the copy, a write of its
+// source before its send completed, a DMA into a region its owner still
+// reads). The message names both accesses: devices, buffer, bytes, operations.
+class DataRaceError : public Error {
+ public:
+  using Error::Error;
+};
+
 // Kernels: a device id outside the kernel's mesh (a logical id out of range,
 // mesh coordinates of the wrong length or out of range).
 class DeviceIdError : public InvalidArgumentError {

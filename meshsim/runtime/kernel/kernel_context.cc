@@ -1,6 +1,8 @@
 #include "meshsim/runtime/kernel/kernel_context.h"
 
+#include <algorithm>
 #include <cstring>
+#include <memory>
 
 #include "meshsim/mesh/error.h"
 #include "meshsim/runtime/exec/errors.h"
@@ -16,15 +18,18 @@ constexpr int64_t kMaxValue = KernelContext::kMaxSemaphoreValue;
 // (WaitNote), restoring what the device was marked with before.
 class SemaphoreWaitScope {
  public:
-  SemaphoreWaitScope(DeviceState& device, const char* op, const SemaphoreCell& cell,
-                     const char* kind, int index, uint32_t consumed, int64_t target)
+  // Sleeping on `word`: the semaphore's own (`holds` < 0), or another whose
+  // change wakes the device whenever the semaphore's value `holds` may change.
+  SemaphoreWaitScope(DeviceState& device, const char* op, const WaitWord& word, const char* kind,
+                     int index, uint32_t consumed, int64_t target, int64_t holds = -1)
       : device_(device), outer_op_(device.current_op.load(std::memory_order_relaxed)) {
     WaitNote& note = device.wait_note;
     note.kind.store(kind, std::memory_order_relaxed);
     note.index.store(index, std::memory_order_relaxed);
     note.target.store(target, std::memory_order_relaxed);
     note.consumed.store(consumed, std::memory_order_relaxed);
-    note.word.store(&cell.signalled, std::memory_order_release);
+    note.holds.store(holds, std::memory_order_relaxed);
+    note.word.store(&word, std::memory_order_release);
     device.current_op.store(op, std::memory_order_release);
   }
   ~SemaphoreWaitScope() {
@@ -38,19 +43,6 @@ class SemaphoreWaitScope {
   DeviceState& device_;
   const char* outer_op_;
 };
-
-// Waits until `cell` holds `n`, then takes it. Only the cell's owner waits.
-void take(DeviceContext& ctx, SemaphoreCell& cell, uint32_t n, const char* op, const char* kind,
-          int index) {
-  const uint32_t consumed = cell.consumed.load(std::memory_order_relaxed);
-  const auto enough = [consumed, n](uint32_t value) { return WaitNote::held(value, consumed) >= n; };
-  Waiter& waiter = DeviceHooks::waiter(ctx);
-  if (!enough(cell.signalled.load())) {
-    SemaphoreWaitScope scope(DeviceHooks::device(ctx), op, cell, kind, index, consumed, n);
-    waiter.wait(cell.signalled, enough);
-  }
-  cell.consumed.store(consumed + n, std::memory_order_relaxed);
-}
 
 const char* kind_of(Semaphore sem) { return sem.is_barrier() ? "barrier semaphore" : "semaphore"; }
 
@@ -96,32 +88,69 @@ const std::string& KernelContext::name() const {
   return name_;
 }
 
-SemaphoreCell& KernelContext::cell(Semaphore sem, int position, const char* what) const {
-  KernelShard& shard = *group_->shards[position];
+int KernelContext::cell(Semaphore sem, const char* what) const {
   if (sem.is_barrier()) {
     if (!spec_->collective_id()) {
       throw CollectiveIdError(std::string(what) + ": " + who() +
                               " uses a barrier semaphore but has no collective id "
                               "(KernelSpec::set_collective_id)");
     }
-    return shard.barrier_cell();
+    return shard_->barrier_cell();
   }
-  if (sem.index() < 0 || sem.index() >= shard.regular) {
+  if (sem.index() < 0 || sem.index() >= shard_->regular) {
     throw InvalidArgumentError(std::string(what) + ": " + who() + " has no semaphore " +
                                std::to_string(sem.index()) + " (its spec declares " +
-                               std::to_string(shard.regular) + ")");
+                               std::to_string(shard_->regular) + ")");
   }
-  return shard.regular_cell(sem.index());
+  return shard_->regular_cell(sem.index());
 }
 
-SemaphoreCell& KernelContext::cell(DmaSemaphore sem, int position, const char* what) const {
-  KernelShard& shard = *group_->shards[position];
-  if (sem.index() < 0 || sem.index() >= shard.dma) {
+int KernelContext::cell(DmaSemaphore sem, const char* what) const {
+  if (sem.index() < 0 || sem.index() >= shard_->dma) {
     throw InvalidArgumentError(std::string(what) + ": " + who() + " has no DMA semaphore " +
                                std::to_string(sem.index()) + " (its spec declares " +
-                               std::to_string(shard.dma) + ")");
+                               std::to_string(shard_->dma) + ")");
   }
-  return shard.dma_cell(sem.index());
+  return shard_->dma_cell(sem.index());
+}
+
+// The name of cell `index` of `shard`, for messages.
+static std::string cell_name(const KernelShard& shard, int index) {
+  if (index < shard.regular) return "semaphore " + std::to_string(index);
+  if (index < shard.regular + shard.dma) return "DMA semaphore " + std::to_string(index - shard.regular);
+  return "the barrier semaphore";
+}
+
+void KernelContext::signal(int position, int index, uint32_t units, const VectorClock* clock,
+                           const char* what) {
+  KernelShard& target = *group_->shards[position];
+  SemaphoreCell& c = target.cells[index];
+  const int64_t before = c.value();
+  if (before + static_cast<int64_t>(units) > kMaxValue) {
+    throw SemaphoreError(std::string(what) + ": " + who() + " adds " + std::to_string(units) +
+                         " to " + cell_name(target, index) + " of device " +
+                         std::to_string(device_->mesh().device_at(position)) + ", which holds " +
+                         std::to_string(before) + ": past the most a semaphore holds, " +
+                         std::to_string(kMaxValue));
+  }
+  if (group_->races) group_->races->signal(*target.races, index, units, *clock);
+  c.signalled.advance(units);
+}
+
+void KernelContext::take(int index, uint32_t units, const char* op, const char* kind,
+                         int number) {
+  SemaphoreCell& c = shard_->cells[index];
+  const uint32_t consumed = c.consumed.load(std::memory_order_relaxed);
+  const auto enough = [consumed, units](uint32_t value) {
+    return WaitNote::held(value, consumed) >= units;
+  };
+  if (!enough(c.signalled.load())) {
+    SemaphoreWaitScope scope(DeviceHooks::device(*device_), op, c.signalled, kind, number,
+                             consumed, units);
+    DeviceHooks::waiter(*device_).wait(c.signalled, enough);
+  }
+  c.consumed.store(consumed + units, std::memory_order_relaxed);
+  if (group_->races) group_->races->take(*shard_->races, index, units, shard_->races->device);
 }
 
 void KernelContext::semaphore_signal(Semaphore sem, int64_t inc) {
@@ -143,16 +172,9 @@ void KernelContext::semaphore_signal(Semaphore sem, int64_t inc, DeviceId device
     e.add_context("semaphore_signal: " + who());
     throw;
   }
-  SemaphoreCell& c = cell(sem, target, "semaphore_signal");
-  const int64_t before = c.value();
-  if (before + inc > kMaxValue) {
-    throw SemaphoreError("semaphore_signal: " + who() + " adds " + std::to_string(inc) + " to " +
-                         kind_of(sem) + " " + std::to_string(sem.index()) + " of device " +
-                         std::to_string(device_->mesh().device_at(target)) + ", which holds " +
-                         std::to_string(before) + ": past the most a semaphore holds, " +
-                         std::to_string(kMaxValue));
-  }
-  c.signalled.advance(static_cast<uint32_t>(inc));
+  const int index = cell(sem, "semaphore_signal");
+  const VectorClock* clock = group_->races ? &shard_->races->device : nullptr;
+  signal(target, index, static_cast<uint32_t>(inc), clock, "semaphore_signal");
 }
 
 void KernelContext::semaphore_wait(Semaphore sem, int64_t value) {
@@ -162,18 +184,18 @@ void KernelContext::semaphore_wait(Semaphore sem, int64_t value) {
                                std::to_string(sem.index()) + " to reach " + std::to_string(value) +
                                "; the value must be in [1, " + std::to_string(kMaxValue) + "]");
   }
-  take(*device_, cell(sem, position_, "semaphore_wait"), static_cast<uint32_t>(value),
-       "semaphore_wait", kind_of(sem), sem.is_barrier() ? -1 : sem.index());
+  take(cell(sem, "semaphore_wait"), static_cast<uint32_t>(value), "semaphore_wait", kind_of(sem),
+       sem.is_barrier() ? -1 : sem.index());
 }
 
 int64_t KernelContext::semaphore_read(Semaphore sem) {
   check_usable("semaphore_read");
-  return cell(sem, position_, "semaphore_read").value();
+  return shard_->cells[cell(sem, "semaphore_read")].value();
 }
 
 int64_t KernelContext::semaphore_read(DmaSemaphore sem) {
   check_usable("semaphore_read");
-  return cell(sem, position_, "semaphore_read").value();
+  return shard_->cells[cell(sem, "semaphore_read")].value();
 }
 
 Semaphore KernelContext::barrier_semaphore() {
@@ -201,24 +223,32 @@ std::byte* KernelContext::bytes_of(const BufferRef& ref, int position, const cha
   return shard.data[b] + ref.byte_offset();
 }
 
-std::byte* KernelContext::access(const BufferRef& ref, DType dtype, const char* what) {
+std::byte* KernelContext::access(const BufferRef& ref, DType dtype, const char* what, bool write) {
   check_usable(what);
   if (ref.dtype() != dtype) {
     throw DTypeError(std::string(what) + ": " + who() + " accesses " + ref.to_string() + " as " +
                      std::string(dtype_name(dtype)));
   }
-  return bytes_of(ref, position_, what);
+  std::byte* bytes = bytes_of(ref, position_, what);
+  if (const RaceDetector* races = group_->races.get()) {
+    VectorClock& clock = shard_->races->device;
+    const int actor = races->device_actor(position_);
+    clock.tick(actor);
+    races->access(*shard_->races, position_, ref.buffer(), ref.byte_offset(),
+                  ref.byte_offset() + ref.nbytes(), write, actor, clock, what);
+  }
+  return bytes;
 }
 
 Array KernelContext::load(const BufferRef& ref) {
-  const std::byte* from = access(ref, ref.dtype(), "load");
+  const std::byte* from = access(ref, ref.dtype(), "load", false);
   Array out = Array::empty(ref.shape(), ref.dtype());
   if (ref.nbytes() > 0) std::memcpy(out.mutable_bytes(), from, ref.nbytes());
   return out;
 }
 
 void KernelContext::store(const BufferRef& ref, const Array& value) {
-  std::byte* to = access(ref, ref.dtype(), "store");
+  std::byte* to = access(ref, ref.dtype(), "store", true);
   if (value.dtype() != ref.dtype() || value.shape() != ref.shape()) {
     const std::string what = "store: " + who() + " stores " + std::string(dtype_name(value.dtype())) +
                              shape_to_string(value.shape()) + " into " + ref.to_string();
@@ -242,8 +272,8 @@ AsyncCopy KernelContext::make_async_remote_copy(const BufferRef& src, const Buff
   }
   bytes_of(src, position_, kWhat);
   bytes_of(dst, target, kWhat);
-  cell(send, position_, kWhat);
-  cell(recv, target, kWhat);
+  cell(send, kWhat);
+  cell(recv, kWhat);
   if (src.dtype() != dst.dtype() || src.nbytes() != dst.nbytes()) {
     const std::string what = std::string(kWhat) + ": " + who() + " copies " + src.to_string() +
                              " to " + dst.to_string() + ": they differ in " +
@@ -268,30 +298,167 @@ AsyncCopy KernelContext::make_async_copy(const BufferRef& src, const BufferRef& 
 }
 
 void KernelContext::start(const AsyncCopy& copy) {
-  const std::byte* from = bytes_of(copy.src_, position_, "AsyncCopy::start");
-  std::byte* to = bytes_of(copy.dst_, copy.target_, "AsyncCopy::start");
-  const size_t n = copy.src_.nbytes();
-  if (n > 0) std::memmove(to, from, n);  // a local copy may overlap
-  const auto add = [&](DmaSemaphore sem, int position) {
-    SemaphoreCell& c = cell(sem, position, "AsyncCopy::start");
-    if (static_cast<int64_t>(c.value()) + static_cast<int64_t>(n) > kMaxValue) {
-      throw SemaphoreError("AsyncCopy::start: " + who() + " adds " + std::to_string(n) +
-                           " bytes to DMA semaphore " + std::to_string(sem.index()) +
-                           " of device " + std::to_string(device_->mesh().device_at(position)) +
-                           ", which holds " + std::to_string(c.value()) + ": past the most a " +
-                           "semaphore holds, " + std::to_string(kMaxValue));
-    }
-    if (n > 0) c.signalled.advance(static_cast<uint32_t>(n));
-  };
-  add(copy.recv_, copy.target_);
-  if (!copy.local_) add(copy.send_, position_);
+  static constexpr const char* kWhat = "AsyncCopy::start";
+  auto flight = std::make_shared<InFlightCopy>();
+  InFlightCopy& f = *flight;
+  f.from = bytes_of(copy.src_, position_, kWhat);
+  f.to = bytes_of(copy.dst_, copy.target_, kWhat);
+  f.bytes = copy.src_.nbytes();
+  f.issuer = position_;
+  f.target = copy.target_;
+  f.send_cell = cell(copy.send_, kWhat);
+  f.signals_send = !copy.local_;
+  f.recv_cell = cell(copy.recv_, kWhat);
+  if (const RaceDetector* races = group_->races.get()) {
+    // The copy is its device's DMA engine's: after everything the device did
+    // so far, before nothing it does next until it waits for the copy.
+    VectorClock& engine = shard_->races->engine;
+    const int actor = races->engine_actor(position_);
+    engine.join(shard_->races->device);
+    engine.tick(actor);
+    races->access(*shard_->races, position_, copy.src_.buffer(), copy.src_.byte_offset(),
+                  copy.src_.byte_offset() + f.bytes, false, actor, engine, "DMA read");
+    races->access(*group_->shards[f.target]->races, f.target, copy.dst_.buffer(),
+                  copy.dst_.byte_offset(), copy.dst_.byte_offset() + f.bytes, true, actor,
+                  engine, "DMA write");
+    f.clock = engine;
+  }
+  if (spec_->copy_mode() == CopyMode::kEager) {
+    if (f.bytes > 0) std::memmove(f.to, f.from, f.bytes);  // a local copy may overlap
+    f.read = f.written = true;
+    signal_done(f);
+    return;
+  }
+  KernelShard& target = *group_->shards[f.target];
+  {
+    std::lock_guard lock(target.inbox_mu);
+    target.inbox.push_back(flight);
+  }
+  target.inbox_posted.advance();
+  shard_->started.push_back(std::move(flight));
+  if (spec_->copy_mode() == CopyMode::kRandom) advance_at_random();
 }
 
-void KernelContext::wait_dma(DmaSemaphore sem, size_t bytes, const char* what) {
-  if (bytes == 0) return;
-  take(*device_, cell(sem, position_, what), static_cast<uint32_t>(bytes), what, "DMA semaphore",
-       sem.index());
+void KernelContext::signal_done(const InFlightCopy& f) {
+  if (f.bytes == 0) return;
+  const VectorClock* clock = group_->races ? &f.clock : nullptr;
+  const uint32_t units = static_cast<uint32_t>(f.bytes);
+  if (f.written) signal(f.target, f.recv_cell, units, clock, "AsyncCopy");
+  if (f.read && f.signals_send) signal(f.issuer, f.send_cell, units, clock, "AsyncCopy");
 }
+
+void KernelContext::read_source(InFlightCopy& f) {
+  std::lock_guard lock(f.mu);
+  if (f.read) return;
+  f.staging.assign(f.from, f.from + f.bytes);
+  f.read = true;
+  if (f.bytes > 0 && f.signals_send) {
+    signal(f.issuer, f.send_cell, static_cast<uint32_t>(f.bytes),
+           group_->races ? &f.clock : nullptr, "AsyncCopy");
+  }
+}
+
+void KernelContext::write_destination(InFlightCopy& f) {
+  read_source(f);
+  bool wrote = false;
+  {
+    std::lock_guard lock(f.mu);
+    if (f.written) return;
+    if (f.bytes > 0) std::memcpy(f.to, f.staging.data(), f.bytes);
+    f.staging = {};
+    f.written = wrote = true;
+    if (f.bytes > 0) {
+      signal(f.target, f.recv_cell, static_cast<uint32_t>(f.bytes),
+             group_->races ? &f.clock : nullptr, "AsyncCopy");
+    }
+  }
+  // A receiver asleep until its copies arrive rechecks.
+  if (wrote && f.target != position_) group_->shards[f.target]->inbox_posted.advance();
+}
+
+void KernelContext::read_started(int send_cell) {
+  std::vector<std::shared_ptr<InFlightCopy>>& started = shard_->started;
+  if (spec_->copy_mode() == CopyMode::kRandom) std::shuffle(started.begin(), started.end(), shard_->rng);
+  for (const auto& f : started) {
+    if (send_cell < 0 || f->send_cell == send_cell) read_source(*f);
+  }
+  // The issuer's part of a read copy is done.
+  std::erase_if(started, [](const auto& f) { return f->read; });
+}
+
+void KernelContext::write_arrived(int recv_cell) {
+  std::vector<std::shared_ptr<InFlightCopy>> arrived;
+  {
+    KernelShard& own = *shard_;
+    std::lock_guard lock(own.inbox_mu);
+    std::erase_if(own.inbox, [&](std::shared_ptr<InFlightCopy>& f) {
+      if (recv_cell >= 0 && f->recv_cell != recv_cell) return false;
+      arrived.push_back(std::move(f));
+      return true;
+    });
+  }
+  if (spec_->copy_mode() == CopyMode::kRandom) std::shuffle(arrived.begin(), arrived.end(), shard_->rng);
+  for (const auto& f : arrived) write_destination(*f);
+}
+
+void KernelContext::advance_at_random() {
+  // Each step, with probability 1/2, moves a drawn copy this device started
+  // one phase on: some copies land early, in an order the seed fixes.
+  std::vector<std::shared_ptr<InFlightCopy>>& started = shard_->started;
+  std::mt19937_64& rng = shard_->rng;
+  while (!started.empty() && (rng() & 1) != 0) {
+    const size_t pick = static_cast<size_t>(rng() % started.size());
+    InFlightCopy& f = *started[pick];
+    bool read = false;
+    {
+      std::lock_guard lock(f.mu);
+      read = f.read;
+    }
+    if (read) {
+      write_destination(f);
+      started.erase(started.begin() + static_cast<std::ptrdiff_t>(pick));
+    } else {
+      read_source(f);
+    }
+  }
+}
+
+void KernelContext::wait_dma(DmaSemaphore sem, size_t bytes, bool receive, const char* what) {
+  const int index = cell(sem, what);
+  if (spec_->copy_mode() != CopyMode::kEager) {
+    if (!receive) {
+      read_started(index);
+    } else {
+      wait_for_arrivals(index, bytes, what, sem.index());
+      return;
+    }
+  }
+  if (bytes == 0) return;
+  take(index, static_cast<uint32_t>(bytes), what, "DMA semaphore", sem.index());
+}
+
+void KernelContext::wait_for_arrivals(int index, size_t bytes, const char* what, int number) {
+  // The copies to this device land when it waits for them: it writes every
+  // one that has come for this semaphore, and sleeps until another comes.
+  SemaphoreCell& c = shard_->cells[index];
+  const uint32_t units = static_cast<uint32_t>(bytes);
+  const uint32_t consumed = c.consumed.load(std::memory_order_relaxed);
+  for (;;) {
+    const uint32_t seen = shard_->inbox_posted.load();
+    write_arrived(index);
+    const uint32_t holds = WaitNote::held(c.signalled.load(), consumed);
+    if (holds >= units) break;
+    SemaphoreWaitScope scope(DeviceHooks::device(*device_), what, shard_->inbox_posted,
+                             "DMA semaphore", number, consumed, units, holds);
+    DeviceHooks::waiter(*device_).wait_change(shard_->inbox_posted, seen);
+  }
+  c.consumed.store(consumed + units, std::memory_order_relaxed);
+  if (group_->races) group_->races->take(*shard_->races, index, units, shard_->races->device);
+}
+
+void KernelContext::finish_reads() { read_started(-1); }
+
+void KernelContext::finish_writes() { write_arrived(-1); }
 
 void AsyncCopy::start() {
   kernel_->check_usable("AsyncCopy::start", generation_);
@@ -304,12 +471,12 @@ void AsyncCopy::wait_send() {
     throw RuntimeUsageError("AsyncCopy::wait_send: " + kernel_->who() +
                             ": a local copy (make_async_copy) has one semaphore; call wait()");
   }
-  kernel_->wait_dma(send_, src_.nbytes(), "AsyncCopy::wait_send");
+  kernel_->wait_dma(send_, src_.nbytes(), false, "AsyncCopy::wait_send");
 }
 
 void AsyncCopy::wait_recv() {
   kernel_->check_usable("AsyncCopy::wait_recv", generation_);
-  kernel_->wait_dma(recv_, dst_.nbytes(), "AsyncCopy::wait_recv");
+  kernel_->wait_dma(recv_, dst_.nbytes(), true, "AsyncCopy::wait_recv");
 }
 
 }  // namespace meshsim

@@ -15,10 +15,13 @@
 // device, the semaphore it waits on, the value it waits for and the value it
 // holds.
 //
-// Copies run eagerly: start() moves the bytes and signals both semaphores
-// before it returns. Counting is exact, so a kernel that waits for what it
-// did not copy, or never waits for what it did, fails as it would on a TPU
-// (a deadlock; a semaphore left non-zero when the kernel exits).
+// Copies run as the spec's CopyMode says: eagerly by default (start() moves
+// the bytes and signals both semaphores before it returns), or when their
+// device next waits, in program or seeded random order. Counting is exact,
+// so a kernel that waits for what it did not copy, or never waits for what
+// it did, fails as it would on a TPU (a deadlock; a semaphore left non-zero
+// when the kernel exits). With race detection on, every access below is
+// checked (DataRaceError; KernelSpec::set_race_detection).
 
 #include <atomic>
 #include <cstdint>
@@ -35,7 +38,9 @@ namespace meshsim {
 
 class KernelContext;
 struct KernelGroup;
-struct SemaphoreCell;
+struct KernelShard;
+struct InFlightCopy;
+class VectorClock;
 
 // One DMA from `src` on this device to `dst` on a device of the kernel
 // (itself, for a local copy). A descriptor: start() may be called again for
@@ -105,12 +110,13 @@ class KernelContext {
   // InvalidArgumentError for a region outside the buffers the spec declares.
   template <class T>
   std::span<const T> read(const BufferRef& ref) {
-    return {reinterpret_cast<const T*>(access(ref, dtype_of<T>(), "read")),
+    return {reinterpret_cast<const T*>(access(ref, dtype_of<T>(), "read", false)),
             ref.nbytes() / sizeof(T)};
   }
   template <class T>
   std::span<T> write(const BufferRef& ref) {
-    return {reinterpret_cast<T*>(access(ref, dtype_of<T>(), "write")), ref.nbytes() / sizeof(T)};
+    return {reinterpret_cast<T*>(access(ref, dtype_of<T>(), "write", true)),
+            ref.nbytes() / sizeof(T)};
   }
   // A copy of `ref` here, and `ref` set from `value` (its shape and dtype:
   // CollectiveShapeError / DTypeError naming both otherwise).
@@ -141,16 +147,49 @@ class KernelContext {
   // The bytes of `ref` on the device at `position`; InvalidArgumentError if
   // `ref` is not inside a buffer the spec declares.
   std::byte* bytes_of(const BufferRef& ref, int position, const char* what) const;
-  std::byte* access(const BufferRef& ref, DType dtype, const char* what);
-  SemaphoreCell& cell(Semaphore sem, int position, const char* what) const;
-  SemaphoreCell& cell(DmaSemaphore sem, int position, const char* what) const;
+  // bytes_of here, checked for `dtype` and (race detection) recorded as a
+  // read or write named `what`.
+  std::byte* access(const BufferRef& ref, DType dtype, const char* what, bool write);
+  // The index of `sem`'s cell in each shard; errors for one the spec lacks.
+  int cell(Semaphore sem, const char* what) const;
+  int cell(DmaSemaphore sem, const char* what) const;
+  // Adds `units` to cell `cell` of the device at `position`, with
+  // `clock` for race detection (SemaphoreError past the most it holds).
+  void signal(int position, int cell, uint32_t units, const VectorClock* clock,
+              const char* what);
+  // Waits until this device's cell `cell` holds `units` and takes them.
+  void take(int cell, uint32_t units, const char* op, const char* kind, int index);
   void start(const AsyncCopy& copy);
-  void wait_dma(DmaSemaphore sem, size_t bytes, const char* what);
+  // Waits for a copy's send (`receive` false) or receive semaphore.
+  void wait_dma(DmaSemaphore sem, size_t bytes, bool receive, const char* what);
+
+  // Copies in flight (CopyMode::kOnWait, kRandom; internal/kernel_shard.h):
+  // signals what an eager copy has done.
+  void signal_done(const InFlightCopy& copy);
+  // The copy's two phases, each run once by whoever needs it first.
+  void read_source(InFlightCopy& copy);
+  void write_destination(InFlightCopy& copy);
+  // Reads the sources of this device's copies that signal send cell
+  // `send_cell` (every one for -1).
+  void read_started(int send_cell);
+  // Writes the copies to this device that signal receive cell `recv_cell`
+  // (every one for -1).
+  void write_arrived(int recv_cell);
+  // kRandom, after a start: moves a few drawn copies one phase on.
+  void advance_at_random();
+  // wait_recv when copies land on wait: writes what has arrived, sleeps
+  // until more does.
+  void wait_for_arrivals(int cell, size_t bytes, const char* what, int number);
+  // Before the exit meeting every source is read (its buffers may go once
+  // all devices met); after it every copy to this device is written.
+  void finish_reads();
+  void finish_writes();
 
   DeviceContext* device_ = nullptr;  // set once: a context serves one device
   // The current kernel's (valid while active_):
   const KernelSpec* spec_ = nullptr;
   KernelGroup* group_ = nullptr;
+  KernelShard* shard_ = nullptr;  // this device's
   int position_ = 0;
   std::string name_;
   // Counts the device's kernels at this nesting depth; active_ while one runs.

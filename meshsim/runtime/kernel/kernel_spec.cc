@@ -1,5 +1,8 @@
 #include "meshsim/runtime/kernel/kernel_spec.h"
 
+#include <cstdlib>
+#include <string_view>
+
 #include "meshsim/mesh/error.h"
 
 namespace meshsim {
@@ -41,7 +44,49 @@ std::string BufferRef::to_string() const {
          shape_to_string(shape_);
 }
 
-KernelSpec::KernelSpec(std::string name) : name_(std::move(name)) {}
+KernelSpec::KernelSpec(std::string name) : name_(std::move(name)) {
+  if (const char* env = std::getenv("MESHSIM_KERNEL_COPIES"); env != nullptr && *env != '\0') {
+    const std::string_view value(env);
+    if (value == "eager") {
+      copy_mode_ = CopyMode::kEager;
+    } else if (value == "on_wait") {
+      copy_mode_ = CopyMode::kOnWait;
+    } else if (value == "random") {
+      copy_mode_ = CopyMode::kRandom;
+    } else if (value.starts_with("random:") && value.size() > 7 &&
+               value.find_first_not_of("0123456789", 7) == std::string_view::npos &&
+               value.size() <= 7 + 19) {
+      copy_mode_ = CopyMode::kRandom;
+      copy_seed_ = std::stoull(std::string(value.substr(7)));
+    } else {
+      throw InvalidArgumentError("MESHSIM_KERNEL_COPIES='" + std::string(value) +
+                                 "': expected eager, on_wait, random or random:SEED");
+    }
+  }
+  if (const char* env = std::getenv("MESHSIM_KERNEL_RACES"); env != nullptr && *env != '\0') {
+    const std::string_view value(env);
+    if (value != "0" && value != "1") {
+      throw InvalidArgumentError("MESHSIM_KERNEL_RACES='" + std::string(value) +
+                                 "': expected 0 or 1");
+    }
+    race_detection_ = value == "1";
+  }
+}
+
+KernelSpec& KernelSpec::set_copy_mode(CopyMode mode, uint64_t seed) {
+  if (mode != CopyMode::kEager && mode != CopyMode::kOnWait && mode != CopyMode::kRandom) {
+    throw InvalidArgumentError("kernel '" + name_ + "': copy mode " +
+                               std::to_string(static_cast<int>(mode)) + " is not a CopyMode");
+  }
+  copy_mode_ = mode;
+  copy_seed_ = seed;
+  return *this;
+}
+
+KernelSpec& KernelSpec::set_race_detection(bool on) {
+  race_detection_ = on;
+  return *this;
+}
 
 BufferRef KernelSpec::buffer(Shape shape, DType dtype) {
   if (static_cast<int>(buffers_.size()) >= kMaxBuffers) {

@@ -21,6 +21,18 @@
 
 namespace meshsim {
 
+// How a kernel's DMAs move their bytes (KernelSpec::set_copy_mode). A
+// correct kernel gives the same result in every mode: one that reads a
+// destination before waiting for its copy, or writes a source before the
+// copy's send completed, sees different bytes in another mode.
+enum class CopyMode {
+  kEager,   // start() moves the bytes and signals before it returns
+  kOnWait,  // the bytes move when the device that started the copy next
+            // waits (semaphore_wait, wait_send, wait_recv) or leaves the kernel
+  kRandom,  // as kOnWait, but the copies in flight run in an order drawn from
+            // the seed, some already at later start() calls
+};
+
 // A contiguous, row-major region of a symmetric buffer: the whole buffer, or
 // what at() and slice() cut from it along its leading dimensions (as
 // `ref.at[i]` and `ref.at[pl.ds(start, size)]` do in Pallas).
@@ -89,7 +101,11 @@ class KernelSpec {
   static constexpr int kMaxBuffers = 4096;
   static constexpr int kMaxSemaphores = 4096;
 
-  // `name` appears in every message about the kernel.
+  // `name` appears in every message about the kernel. The copy mode and race
+  // detection start from the environment, so a test suite can be run again
+  // in another mode unchanged: MESHSIM_KERNEL_COPIES=eager | on_wait |
+  // random[:SEED] and MESHSIM_KERNEL_RACES=0 | 1 (InvalidArgumentError naming
+  // the variable for another value).
   explicit KernelSpec(std::string name = "kernel");
 
   // Declares a symmetric buffer. ShapeError for a negative dim or a shape
@@ -103,6 +119,20 @@ class KernelSpec {
   // as Mosaic's collective_id does. No two kernels of one Runtime may hold
   // the same id at once (CollectiveIdError). InvalidArgumentError if negative.
   KernelSpec& set_collective_id(int id);
+  // How copies run; `seed` drives kRandom (the same seed, the same order on
+  // each device).
+  KernelSpec& set_copy_mode(CopyMode mode, uint64_t seed = 0);
+  // Race detection: every read, write, load and store of a buffer and every
+  // DMA's read of its source and write of its destination is checked for a
+  // conflicting access (one of them a write, overlapping bytes) that is not
+  // ordered before it by happens-before — program order on a device, and a
+  // semaphore wait after the signal (or the copy) it takes. DataRaceError
+  // names both accesses. Happens-before is tracked with vector clocks over
+  // the devices and one DMA engine per device, so the copies one device
+  // started are ordered among themselves (waiting for a later one also
+  // orders an earlier one). A span from read() or write() is checked when
+  // taken, not at each element.
+  KernelSpec& set_race_detection(bool on);
 
   const std::string& name() const { return name_; }
   std::optional<int> collective_id() const { return collective_id_; }
@@ -113,6 +143,9 @@ class KernelSpec {
   std::span<const BufferDecl> buffers() const { return buffers_; }
   int semaphores() const { return semaphores_; }
   int dma_semaphores() const { return dma_semaphores_; }
+  CopyMode copy_mode() const { return copy_mode_; }
+  uint64_t copy_seed() const { return copy_seed_; }
+  bool race_detection() const { return race_detection_; }
 
  private:
   std::string name_;
@@ -120,6 +153,9 @@ class KernelSpec {
   int semaphores_ = 0;
   int dma_semaphores_ = 0;
   std::optional<int> collective_id_;
+  CopyMode copy_mode_ = CopyMode::kEager;
+  uint64_t copy_seed_ = 0;
+  bool race_detection_ = false;
 };
 
 }  // namespace meshsim

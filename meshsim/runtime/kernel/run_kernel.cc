@@ -16,7 +16,7 @@ struct KernelRun {
   static void run(DeviceContext& ctx, const KernelSpec& spec, void* body,
                   void (*call)(void*, KernelContext&));
   static KernelContext& enter(DeviceState& device, DeviceContext& ctx, const KernelSpec& spec,
-                              KernelGroup& group, int position);
+                              KernelGroup& group, KernelShard& shard, int position);
 };
 
 namespace {
@@ -70,7 +70,7 @@ struct CollectiveIdClaim {
 }  // namespace
 
 KernelContext& KernelRun::enter(DeviceState& device, DeviceContext& ctx, const KernelSpec& spec,
-                                KernelGroup& group, int position) {
+                                KernelGroup& group, KernelShard& shard, int position) {
   // Contexts form a stack by nesting depth: the first inactive one is free.
   size_t depth = 0;
   while (depth < device.kernel_contexts.size() &&
@@ -84,6 +84,7 @@ KernelContext& KernelRun::enter(DeviceState& device, DeviceContext& ctx, const K
   k.device_ = &ctx;
   k.spec_ = &spec;
   k.group_ = &group;
+  k.shard_ = &shard;
   k.position_ = position;
   k.name_ = spec.name();
   ++k.generation_;
@@ -113,16 +114,26 @@ void KernelRun::run(DeviceContext& ctx, const KernelSpec& spec, void* body,
     claim.ids = &ids;  // not by assignment: a temporary's destructor would release it
     claim.id = *spec.collective_id();
   }
-  auto shard = std::make_unique<KernelShard>(spec);
-  // Position 0 owns the table through which the devices find each other's shards.
+  auto shard = std::make_unique<KernelShard>(spec, meeting.size(), position);
+  // Position 0 owns the table through which the devices find each other's
+  // shards, and the race detector.
   std::unique_ptr<KernelGroup> owned_group;
-  if (position == 0) owned_group = std::make_unique<KernelGroup>(meeting.size());
+  if (position == 0) {
+    owned_group = std::make_unique<KernelGroup>(meeting.size());
+    if (spec.race_detection()) {
+      owned_group->races = std::make_unique<RaceDetector>(
+          spec.name(), std::vector<int>(meeting.device_ids().begin(), meeting.device_ids().end()));
+    }
+  }
 
   const std::vector<int64_t> buffers = describe_buffers(spec);
   CollectiveCall entry(spec.name().c_str(), DType::kFloat32, {});
   entry.param("semaphores", spec.semaphores())
       .param("dma_semaphores", spec.dma_semaphores())
-      .param("collective_id", spec.collective_id().value_or(-1));
+      .param("collective_id", spec.collective_id().value_or(-1))
+      .param("copy_mode", static_cast<int>(spec.copy_mode()))
+      .param("copy_seed", static_cast<int64_t>(spec.copy_seed()))
+      .param("race_detection", spec.race_detection());
   entry.list_name = "buffers";
   entry.list = buffers;
   KernelGroup* kernel_group = nullptr;
@@ -135,9 +146,11 @@ void KernelRun::run(DeviceContext& ctx, const KernelSpec& spec, void* body,
     meeting.arrive(position, waiter);  // every shard is in the table
   }
 
-  KernelContext& kernel = KernelRun::enter(device, ctx, spec, *kernel_group, position);
+  KernelContext& kernel =
+      KernelRun::enter(device, ctx, spec, *kernel_group, *shard, position);
   try {
     call(body, kernel);
+    kernel.finish_reads();  // no copy in flight may read a source after the exit meeting
   } catch (...) {
     kernel.active_.store(false, std::memory_order_relaxed);
     // Peers may still copy into this device's buffers: fail the launch and
@@ -157,7 +170,9 @@ void KernelRun::run(DeviceContext& ctx, const KernelSpec& spec, void* body,
     throw;
   }
   kernel.active_.store(false, std::memory_order_relaxed);
-  // Every device has left its body: nobody signals or copies any more.
+  // Every device has left its body: nobody starts a copy or signals any
+  // more; what is in flight to this device lands now.
+  kernel.finish_writes();
   const std::string leftover = leftover_semaphores(*shard);
   if (!leftover.empty()) {
     throw SemaphoreError(holder + " exited with semaphores of device " + std::to_string(device.id) +

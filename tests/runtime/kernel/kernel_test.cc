@@ -166,6 +166,7 @@ TEST(KernelTest, LocalCopySignalsItsOneSemaphoreOnce) {
   std::vector<float> got;
   rt.launch(ring_mesh(1), [&](DeviceContext& ctx) {
     KernelSpec spec;
+    spec.set_copy_mode(CopyMode::kEager);  // it reads the semaphore right after start()
     const BufferRef buf = spec.buffer({2, 3}, DType::kFloat32);
     const DmaSemaphore sem = spec.dma_semaphore();
     run_kernel(ctx, spec, [&](KernelContext& k) {
@@ -225,11 +226,12 @@ TEST(KernelErrorTest, ACopyNeverWaitedForIsAnError) {
   EXPECT_ERROR(rt.launch(ring_mesh(2),
                          [&](DeviceContext& ctx) {
                            KernelSpec spec;
-                           const BufferRef buf = spec.buffer({16}, DType::kUInt8);
+                           const BufferRef src = spec.buffer({16}, DType::kUInt8);
+                           const BufferRef dst = spec.buffer({16}, DType::kUInt8);
                            const DmaSemaphore send = spec.dma_semaphore();
                            const DmaSemaphore recv = spec.dma_semaphore();
                            run_kernel(ctx, spec, [&](KernelContext& k) {
-                             AsyncCopy c = k.make_async_remote_copy(buf, buf, send, recv,
+                             AsyncCopy c = k.make_async_remote_copy(src, dst, send, recv,
                                                                     1 - k.device_id());
                              c.start();
                              c.wait_send();

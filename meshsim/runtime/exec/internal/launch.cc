@@ -246,8 +246,10 @@ std::string describe_wait_note(const DeviceState& d) {
   out += std::to_string(note.target.load(std::memory_order_relaxed));
   if (d.waiter.blocked_on() == word) {
     out += " (it holds ";
-    out += std::to_string(
-        WaitNote::held(d.waiter.blocked_value(), note.consumed.load(std::memory_order_relaxed)));
+    const int64_t holds = note.holds.load(std::memory_order_relaxed);
+    out += std::to_string(holds >= 0 ? holds
+                                     : WaitNote::held(d.waiter.blocked_value(),
+                                                      note.consumed.load(std::memory_order_relaxed)));
     out += ')';
   }
   return out;

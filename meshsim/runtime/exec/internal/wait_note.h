@@ -4,7 +4,7 @@
 // them), so deadlock and timeout reports can say "waits for DMA semaphore 1
 // to reach 4096 (it holds 0)". Written by the device before it waits;
 // read racily by reporters, which trust the value only while the device is
-// blocked on `word` (Waiter::blocked_value). Internal to runtime/.
+// blocked on `word` (Waiter::blocked_value, or `holds`). Internal to runtime/.
 
 #include <atomic>
 #include <cstdint>
@@ -20,6 +20,10 @@ struct WaitNote {
   std::atomic<int> index{0};
   std::atomic<int64_t> target{0};
   std::atomic<uint32_t> consumed{0};  // in WaitWord steps
+  // >= 0: what the semaphore holds, for a wait that sleeps on another word
+  // than the semaphore's (`word` is then that one), which nobody changes
+  // without waking the device.
+  std::atomic<int64_t> holds{-1};
 
   // The value a counting word holds for its owner: signals minus takes,
   // modulo the 31 bits a WaitWord counts in.

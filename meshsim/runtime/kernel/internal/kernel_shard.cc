@@ -8,10 +8,18 @@ uint32_t SemaphoreCell::value() const {
   return WaitNote::held(signalled.load(), consumed.load(std::memory_order_relaxed));
 }
 
-KernelShard::KernelShard(const KernelSpec& spec)
+KernelShard::KernelShard(const KernelSpec& spec, int devices, int position)
     : regular(spec.semaphores()),
       dma(spec.dma_semaphores()),
       cells(new SemaphoreCell[static_cast<size_t>(spec.semaphores() + spec.dma_semaphores() + 1)]) {
+  // Each device its own stream of the seed's draws.
+  std::seed_seq seed{static_cast<uint32_t>(spec.copy_seed()),
+                     static_cast<uint32_t>(spec.copy_seed() >> 32), static_cast<uint32_t>(position)};
+  rng.seed(seed);
+  if (spec.race_detection()) {
+    races = std::make_unique<ShardRaces>(2 * devices, static_cast<int>(spec.buffers().size()),
+                                         regular + dma + 1);
+  }
   buffers.reserve(spec.buffers().size());
   data.reserve(spec.buffers().size());
   for (const KernelSpec::BufferDecl& decl : spec.buffers()) {

@@ -11,10 +11,13 @@
 #include <atomic>
 #include <cstddef>
 #include <memory>
+#include <mutex>
+#include <random>
 #include <vector>
 
 #include "meshsim/runtime/array/array.h"
 #include "meshsim/runtime/exec/internal/wait_word.h"
+#include "meshsim/runtime/kernel/internal/race_detector.h"
 #include "meshsim/runtime/kernel/kernel_spec.h"
 
 namespace meshsim {
@@ -29,10 +32,33 @@ struct alignas(64) SemaphoreCell {
   uint32_t value() const;
 };
 
+// A DMA in flight (CopyMode::kOnWait, kRandom), in the two phases of a
+// hardware DMA: its source is read (into `staging`; then the send semaphore
+// is signalled), later its destination written (then the receive
+// semaphore). Each phase runs once, by whichever device needs it first — the
+// issuer waiting for the send, the receiver waiting for the receive — under
+// `mu`; writing first reads.
+struct InFlightCopy {
+  std::mutex mu;
+  bool read = false;
+  bool written = false;
+  std::vector<std::byte> staging;
+  const std::byte* from = nullptr;
+  std::byte* to = nullptr;
+  size_t bytes = 0;
+  int issuer = 0;  // mesh positions
+  int target = 0;
+  int send_cell = 0;
+  bool signals_send = true;  // false for a local copy: it signals one semaphore
+  int recv_cell = 0;
+  VectorClock clock;  // its DMA engine's at start (race detection only)
+};
+
 struct KernelShard {
-  // Zero-filled buffers and semaphores at 0, as `spec` declares them. The
-  // shape errors of Array::zeros for a buffer too large.
-  explicit KernelShard(const KernelSpec& spec);
+  // Zero-filled buffers and semaphores at 0, as `spec` declares them, for
+  // the device at mesh `position` of `devices`. The shape errors of
+  // Array::zeros for a buffer too large.
+  KernelShard(const KernelSpec& spec, int devices, int position);
 
   std::vector<Array> buffers;
   std::vector<std::byte*> data;  // each buffer's bytes (never shared: no copy-on-write)
@@ -40,14 +66,27 @@ struct KernelShard {
   int dma = 0;      // then the DMA ones, then the barrier semaphore
   std::unique_ptr<SemaphoreCell[]> cells;
 
-  SemaphoreCell& regular_cell(int index) { return cells[index]; }
-  SemaphoreCell& dma_cell(int index) { return cells[regular + index]; }
-  SemaphoreCell& barrier_cell() { return cells[regular + dma]; }
+  int regular_cell(int index) const { return index; }
+  int dma_cell(int index) const { return regular + index; }
+  int barrier_cell() const { return regular + dma; }
+
+  // Copies this device started and has not seen both phases of (its own
+  // thread only), and the generator of CopyMode::kRandom's choices.
+  std::vector<std::shared_ptr<InFlightCopy>> started;
+  std::mt19937_64 rng;
+  // Copies to this device not yet written: any issuer adds, then advances
+  // `inbox_posted`, on which a receiver waiting for a copy sleeps.
+  std::mutex inbox_mu;
+  std::vector<std::shared_ptr<InFlightCopy>> inbox;
+  WaitWord inbox_posted;
+  // Race detection's part of this device (null when off).
+  std::unique_ptr<ShardRaces> races;
 };
 
 struct KernelGroup {
   explicit KernelGroup(int devices) : shards(devices) {}
   std::vector<KernelShard*> shards;  // by mesh position, filled at entry
+  std::unique_ptr<RaceDetector> races;  // null when off
 };
 
 }  // namespace meshsim

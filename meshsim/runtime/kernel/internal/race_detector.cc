@@ -1,0 +1,70 @@
+#include "meshsim/runtime/kernel/internal/race_detector.h"
+
+#include <algorithm>
+
+#include "meshsim/runtime/exec/errors.h"
+
+namespace meshsim {
+
+void VectorClock::join(const VectorClock& other) {
+  for (size_t i = 0; i < c_.size(); ++i) c_[i] = std::max(c_[i], other.c_[i]);
+}
+
+RaceDetector::RaceDetector(std::string kernel, std::vector<int> device_ids)
+    : kernel_(std::move(kernel)), device_ids_(std::move(device_ids)) {}
+
+std::string RaceDetector::actor_name(int actor) const {
+  const int n = static_cast<int>(device_ids_.size());
+  if (actor < n) return "device " + std::to_string(device_ids_[actor]);
+  return "a DMA started by device " + std::to_string(device_ids_[actor - n]);
+}
+
+void RaceDetector::access(ShardRaces& races, int owner, int buffer, size_t begin, size_t end,
+                          bool write, int actor, const VectorClock& clock, const char* op) const {
+  if (begin == end) return;
+  const uint32_t epoch = clock[actor];
+  std::lock_guard lock(races.mu);
+  std::vector<ShardRaces::Access>& history = races.history[buffer];
+  for (const ShardRaces::Access& prior : history) {
+    const bool overlap = prior.begin < end && begin < prior.end;
+    if (!overlap || !(write || prior.write) || prior.epoch <= clock[prior.actor]) continue;
+    const auto bytes = [](size_t b, size_t e) {
+      return "bytes [" + std::to_string(b) + ", " + std::to_string(e) + ")";
+    };
+    throw DataRaceError("data race in kernel '" + kernel_ + "' on buffer " +
+                        std::to_string(buffer) + " of device " +
+                        std::to_string(device_ids_[owner]) + ": the " + op + " of " +
+                        bytes(begin, end) + " by " + actor_name(actor) +
+                        " conflicts with the " + prior.op + " of " +
+                        bytes(prior.begin, prior.end) + " by " + actor_name(prior.actor) +
+                        ", and no semaphore wait orders the two");
+  }
+  // An earlier access by the same actor that this one covers, of a kind no
+  // stronger, can be dropped: whatever races with it races with this one.
+  std::erase_if(history, [&](const ShardRaces::Access& prior) {
+    return prior.actor == actor && begin <= prior.begin && prior.end <= end &&
+           (write || !prior.write);
+  });
+  history.push_back({actor, epoch, write, begin, end, op});
+}
+
+void RaceDetector::signal(ShardRaces& races, int cell, uint32_t units,
+                          const VectorClock& clock) const {
+  std::lock_guard lock(races.mu);
+  races.signals[cell].push_back({units, clock});
+}
+
+void RaceDetector::take(ShardRaces& races, int cell, uint32_t units, VectorClock& clock) const {
+  std::lock_guard lock(races.mu);
+  std::deque<ShardRaces::Signal>& pending = races.signals[cell];
+  while (units > 0 && !pending.empty()) {
+    ShardRaces::Signal& oldest = pending.front();
+    clock.join(oldest.clock);
+    const uint32_t taken = std::min(units, oldest.units);
+    units -= taken;
+    oldest.units -= taken;
+    if (oldest.units == 0) pending.pop_front();
+  }
+}
+
+}  // namespace meshsim

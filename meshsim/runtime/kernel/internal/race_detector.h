@@ -1,0 +1,93 @@
+#pragma once
+// RaceDetector: a kernel's happens-before relation, by vector clocks, and
+// the accesses to every symmetric buffer, for KernelSpec::set_race_detection.
+// Internal to runtime/.
+//
+// Actors: each device (its code) and each device's DMA engine (the copies
+// it started). A device's clock and its engine's are touched only by that
+// device's thread; a semaphore's pending signals and a buffer's access
+// history by anyone, under the lock of the shard that owns them.
+//   - an access by an actor ticks its own component, then is checked
+//     against the buffer's history: a conflicting access (overlapping bytes,
+//     one of them a write) whose epoch the actor's clock does not cover is a
+//     DataRaceError naming both;
+//   - a signal carries the signaller's clock; a wait taking n units joins
+//     the clocks of the oldest n units signalled;
+//   - a copy's start joins the device's clock into its engine's, ticks the
+//     engine, records the DMA's read and write as the engine's, and its
+//     signals carry the engine's clock.
+
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace meshsim {
+
+class VectorClock {
+ public:
+  explicit VectorClock(int actors = 0) : c_(static_cast<size_t>(actors), 0) {}
+  uint32_t operator[](int actor) const { return c_[static_cast<size_t>(actor)]; }
+  uint32_t tick(int actor) { return ++c_[static_cast<size_t>(actor)]; }
+  void join(const VectorClock& other);
+
+ private:
+  std::vector<uint32_t> c_;
+};
+
+// One device's part: its clocks, and the history of its buffers and the
+// signals pending on its semaphores.
+struct ShardRaces {
+  ShardRaces(int actors, int buffers, int semaphores)
+      : device(actors), engine(actors), history(buffers), signals(semaphores) {}
+
+  struct Access {
+    int actor;
+    uint32_t epoch;
+    bool write;
+    size_t begin, end;  // bytes of the buffer
+    const char* op;  // "read", "DMA write", ...
+  };
+  struct Signal {
+    uint32_t units;
+    VectorClock clock;
+  };
+
+  VectorClock device;  // the device's code (its thread only)
+  VectorClock engine;  // its DMA engine (its thread only)
+  std::mutex mu;       // guards what follows
+  std::vector<std::vector<Access>> history;  // by buffer
+  std::vector<std::deque<Signal>> signals;   // by semaphore cell
+};
+
+class RaceDetector {
+ public:
+  // `device_ids` by mesh position, for messages.
+  RaceDetector(std::string kernel, std::vector<int> device_ids);
+
+  int actors() const { return 2 * static_cast<int>(device_ids_.size()); }
+  int device_actor(int position) const { return position; }
+  int engine_actor(int position) const {
+    return static_cast<int>(device_ids_.size()) + position;
+  }
+
+  // Checks and records an access by `actor` (whose clock is `clock`, already
+  // ticked) to bytes [begin, end) of buffer `buffer` of the device at
+  // `owner` (whose part is `races`). DataRaceError on a conflict.
+  void access(ShardRaces& races, int owner, int buffer, size_t begin, size_t end, bool write,
+              int actor, const VectorClock& clock, const char* op) const;
+  // A signal of `units` on semaphore cell `cell` of `races`, carrying `clock`.
+  void signal(ShardRaces& races, int cell, uint32_t units, const VectorClock& clock) const;
+  // A wait that took `units` from cell `cell`: joins their clocks into `clock`.
+  void take(ShardRaces& races, int cell, uint32_t units, VectorClock& clock) const;
+
+ private:
+  // "device 3" or "the DMA engine of device 3".
+  std::string actor_name(int actor) const;
+
+  std::string kernel_;
+  std::vector<int> device_ids_;
+};
+
+}  // namespace meshsim

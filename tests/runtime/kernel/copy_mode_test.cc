@@ -1,0 +1,315 @@
+// Copy modes and race detection (KernelSpec::set_copy_mode,
+// set_race_detection): a correct kernel gives the same answer in every mode
+// and raises nothing; each kind of ordering bug shows up as a known wrong
+// value in a known mode, and as a DataRaceError naming both accesses.
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "meshsim/runtime/exec/errors.h"
+#include "meshsim/runtime/exec/runtime.h"
+#include "meshsim/runtime/kernel/run_kernel.h"
+#include "support/expect_error.h"
+
+namespace meshsim {
+namespace {
+
+Mesh line(int n) { return Mesh::make({{"x", n}}); }
+
+struct Mode {
+  CopyMode copies;
+  uint64_t seed;
+};
+std::vector<Mode> every_mode() {
+  std::vector<Mode> modes = {{CopyMode::kEager, 0}, {CopyMode::kOnWait, 0}};
+  for (uint64_t seed = 0; seed < 8; ++seed) modes.push_back({CopyMode::kRandom, seed});
+  return modes;
+}
+
+// Ring all-gather by remote DMAs: device d's row travels right, one hop a
+// step; every row is written once on every device, so no handshake is
+// needed. Returns each device's gathered rows.
+std::vector<std::vector<int32_t>> ring_all_gather(Runtime& rt, int n, Mode mode, bool races) {
+  std::vector<std::vector<int32_t>> out(n);
+  rt.launch(line(n), [&](DeviceContext& ctx) {
+    KernelSpec spec("ring_all_gather");
+    spec.set_copy_mode(mode.copies, mode.seed).set_race_detection(races);
+    const BufferRef rows = spec.buffer({n, 3}, DType::kInt32);
+    const DmaSemaphore send = spec.dma_semaphore();
+    const DmaSemaphore recv = spec.dma_semaphore();
+    run_kernel(ctx, spec, [&](KernelContext& k) {
+      const int me = k.device_id();
+      for (int32_t& v : k.write<int32_t>(rows.at(me))) v = 100 * me + 7;
+      for (int step = 0; step + 1 < n; ++step) {
+        const int forward = (me - step + n) % n;  // the row received last step (or own)
+        AsyncCopy out_copy = k.make_async_remote_copy(rows.at(forward), rows.at(forward), send,
+                                                      recv, (me + 1) % n);
+        out_copy.start();
+        const int incoming = (me - step - 1 + n) % n;
+        k.make_async_remote_copy(rows.at(incoming), rows.at(incoming), send, recv, me).wait_recv();
+        out_copy.wait_send();
+      }
+      const auto all = k.read<int32_t>(rows);
+      out[me].assign(all.begin(), all.end());
+    });
+  });
+  return out;
+}
+
+TEST(CopyModeTest, ACorrectKernelGivesTheSameResultInEveryMode) {
+  for (int n : {2, 3, 5, 8, 64}) {
+    Runtime rt(n);
+    std::vector<int32_t> expected;
+    for (int d = 0; d < n; ++d) expected.insert(expected.end(), 3, 100 * d + 7);
+    for (const Mode& mode : every_mode()) {
+      for (bool races : {false, true}) {
+        if (n == 64 && mode.copies == CopyMode::kRandom && mode.seed > 1) continue;
+        const auto got = ring_all_gather(rt, n, mode, races);
+        for (int d = 0; d < n; ++d) {
+          ASSERT_EQ(got[d], expected) << "n=" << n << " mode=" << static_cast<int>(mode.copies)
+                                      << " seed=" << mode.seed << " races=" << races;
+        }
+      }
+    }
+  }
+}
+
+// Device 0 copies 42 to device 1 and tells it by a regular semaphore, which
+// a DMA does not wait for; device 1 reads before waiting for the copy.
+int32_t read_before_wait_recv(CopyMode mode, bool races = false) {
+  Runtime rt(2);
+  int32_t seen = -1;
+  rt.launch(line(2), [&](DeviceContext& ctx) {
+    KernelSpec spec("early_read");
+    spec.set_copy_mode(mode).set_race_detection(races);
+    const BufferRef buf = spec.buffer({4}, DType::kInt32);
+    const Semaphore ready = spec.semaphore();
+    const DmaSemaphore send = spec.dma_semaphore();
+    const DmaSemaphore recv = spec.dma_semaphore();
+    run_kernel(ctx, spec, [&](KernelContext& k) {
+      AsyncCopy copy = k.make_async_remote_copy(buf, buf, send, recv, 1);
+      if (k.device_id() == 0) {
+        for (int32_t& v : k.write<int32_t>(buf)) v = 42;
+        copy.start();
+        k.semaphore_signal(ready, 1, 1);
+        copy.wait_send();
+      } else {
+        k.semaphore_wait(ready);
+        seen = k.read<int32_t>(buf)[0];  // the bug: before wait_recv
+        copy.wait_recv();
+      }
+    });
+  });
+  return seen;
+}
+
+TEST(CopyModeTest, OnWaitShowsAReadBeforeTheWait) {
+  EXPECT_EQ(read_before_wait_recv(CopyMode::kEager), 42);
+  EXPECT_EQ(read_before_wait_recv(CopyMode::kOnWait), 0);
+}
+
+// Device 0 changes the source after start() and before wait_send().
+int32_t source_written_before_send(CopyMode mode, bool races = false) {
+  Runtime rt(2);
+  int32_t seen = -1;
+  rt.launch(line(2), [&](DeviceContext& ctx) {
+    KernelSpec spec("early_write");
+    spec.set_copy_mode(mode).set_race_detection(races);
+    const BufferRef buf = spec.buffer({4}, DType::kInt32);
+    const Semaphore sent = spec.semaphore();
+    const DmaSemaphore send = spec.dma_semaphore();
+    const DmaSemaphore recv = spec.dma_semaphore();
+    run_kernel(ctx, spec, [&](KernelContext& k) {
+      AsyncCopy copy = k.make_async_remote_copy(buf, buf, send, recv, 1);
+      if (k.device_id() == 0) {
+        for (int32_t& v : k.write<int32_t>(buf)) v = 1;
+        copy.start();
+        for (int32_t& v : k.write<int32_t>(buf)) v = 2;  // the bug: before wait_send
+        copy.wait_send();
+        k.semaphore_signal(sent, 1, 1);
+      } else {
+        k.semaphore_wait(sent);
+        copy.wait_recv();
+        seen = k.read<int32_t>(buf)[0];
+      }
+    });
+  });
+  return seen;
+}
+
+TEST(CopyModeTest, OnWaitShowsASourceWrittenBeforeTheSendCompleted) {
+  EXPECT_EQ(source_written_before_send(CopyMode::kEager), 1);
+  EXPECT_EQ(source_written_before_send(CopyMode::kOnWait), 2);
+}
+
+// Two copies in flight to the same bytes: which lands last is the order
+// the seed draws, the same on every run with that seed.
+int32_t last_of_two_copies(uint64_t seed) {
+  Runtime rt(2);
+  int32_t seen = -1;
+  rt.launch(line(2), [&](DeviceContext& ctx) {
+    KernelSpec spec("two_writers");
+    spec.set_copy_mode(CopyMode::kRandom, seed);
+    const BufferRef a = spec.buffer({4}, DType::kInt32);
+    const BufferRef b = spec.buffer({4}, DType::kInt32);
+    const BufferRef dst = spec.buffer({4}, DType::kInt32);
+    const Semaphore started = spec.semaphore();
+    const DmaSemaphore send = spec.dma_semaphore();
+    const DmaSemaphore recv = spec.dma_semaphore();
+    run_kernel(ctx, spec, [&](KernelContext& k) {
+      AsyncCopy from_a = k.make_async_remote_copy(a, dst, send, recv, 1);
+      AsyncCopy from_b = k.make_async_remote_copy(b, dst, send, recv, 1);
+      if (k.device_id() == 0) {
+        for (int32_t& v : k.write<int32_t>(a)) v = 1;
+        for (int32_t& v : k.write<int32_t>(b)) v = 2;
+        from_a.start();
+        from_b.start();
+        k.semaphore_signal(started, 1, 1);
+        from_a.wait_send();
+        from_b.wait_send();
+      } else {
+        k.semaphore_wait(started);
+        from_a.wait_recv();
+        from_b.wait_recv();
+        seen = k.read<int32_t>(dst)[0];
+      }
+    });
+  });
+  return seen;
+}
+
+TEST(CopyModeTest, RandomOrderIsFixedByTheSeed) {
+  std::set<int32_t> outcomes;
+  for (uint64_t seed = 0; seed < 16; ++seed) {
+    const int32_t first = last_of_two_copies(seed);
+    EXPECT_EQ(last_of_two_copies(seed), first) << "seed " << seed;
+    EXPECT_EQ(last_of_two_copies(seed), first) << "seed " << seed;
+    outcomes.insert(first);
+  }
+  EXPECT_EQ(outcomes, (std::set<int32_t>{1, 2}));  // both orders occur
+}
+
+TEST(CopyModeTest, TheEnvironmentChoosesTheDefault) {
+  ASSERT_EQ(setenv("MESHSIM_KERNEL_COPIES", "random:123", 1), 0);
+  ASSERT_EQ(setenv("MESHSIM_KERNEL_RACES", "1", 1), 0);
+  const KernelSpec spec;
+  EXPECT_EQ(spec.copy_mode(), CopyMode::kRandom);
+  EXPECT_EQ(spec.copy_seed(), 123u);
+  EXPECT_TRUE(spec.race_detection());
+  ASSERT_EQ(setenv("MESHSIM_KERNEL_COPIES", "sometimes", 1), 0);
+  EXPECT_ERROR(KernelSpec(), InvalidArgumentError, "MESHSIM_KERNEL_COPIES='sometimes'");
+  ASSERT_EQ(setenv("MESHSIM_KERNEL_COPIES", "random:", 1), 0);
+  EXPECT_ERROR(KernelSpec(), InvalidArgumentError, "random:SEED");
+  ASSERT_EQ(setenv("MESHSIM_KERNEL_COPIES", "on_wait", 1), 0);
+  ASSERT_EQ(setenv("MESHSIM_KERNEL_RACES", "yes", 1), 0);
+  EXPECT_ERROR(KernelSpec(), InvalidArgumentError, "MESHSIM_KERNEL_RACES='yes'");
+  unsetenv("MESHSIM_KERNEL_COPIES");
+  unsetenv("MESHSIM_KERNEL_RACES");
+  EXPECT_EQ(KernelSpec().copy_mode(), CopyMode::kEager);
+  EXPECT_ERROR(KernelSpec().set_copy_mode(static_cast<CopyMode>(9)), InvalidArgumentError,
+               "copy mode 9");
+}
+
+// --- race detection ---
+
+TEST(RaceDetectionTest, AReadBeforeTheCopyIsWaitedForIsARaceInEveryMode) {
+  for (CopyMode mode : {CopyMode::kEager, CopyMode::kOnWait, CopyMode::kRandom}) {
+    EXPECT_ERROR(read_before_wait_recv(mode, true), DataRaceError,
+                 "data race in kernel 'early_read' on buffer 0 of device 1: the read of bytes "
+                 "[0, 16) by device 1 conflicts with the DMA write of bytes [0, 16) by a DMA "
+                 "started by device 0, and no semaphore wait orders the two");
+  }
+}
+
+TEST(RaceDetectionTest, AWriteToASourceBeforeItsSendCompletedIsARace) {
+  EXPECT_ERROR(source_written_before_send(CopyMode::kEager, true), DataRaceError,
+               "on buffer 0 of device 0: the write of bytes [0, 16) by device 0 conflicts with "
+               "the DMA read of bytes [0, 16) by a DMA started by device 0");
+}
+
+TEST(RaceDetectionTest, TwoCopiesFromTwoDevicesToTheSameBytesAreARace) {
+  Runtime rt(3);
+  EXPECT_ERROR(rt.launch(line(3),
+                         [&](DeviceContext& ctx) {
+                           KernelSpec spec("two_senders");
+                           spec.set_race_detection(true);
+                           const BufferRef buf = spec.buffer({8}, DType::kUInt8);
+                           const DmaSemaphore send = spec.dma_semaphore();
+                           const DmaSemaphore recv = spec.dma_semaphore();
+                           run_kernel(ctx, spec, [&](KernelContext& k) {
+                             if (k.device_id() == 2) {
+                               AsyncCopy c = k.make_async_remote_copy(buf, buf, send, recv, 2);
+                               c.wait_recv();
+                               c.wait_recv();
+                               return;
+                             }
+                             AsyncCopy c = k.make_async_remote_copy(buf.slice(0, 8), buf, send,
+                                                                    recv, 2);
+                             c.start();
+                             c.wait_send();
+                           });
+                         }),
+               DataRaceError, "conflicts with the DMA write of bytes [0, 8) by a DMA started by device");
+}
+
+// A receiver that reads what arrived, while the sender already sends the
+// next block into the same buffer without waiting for a "slot free" signal.
+TEST(RaceDetectionTest, OverwritingABufferItsOwnerStillReadsIsARace) {
+  Runtime rt(2);
+  EXPECT_ERROR(rt.launch(line(2),
+                         [&](DeviceContext& ctx) {
+                           KernelSpec spec("no_handshake");
+                           spec.set_race_detection(true);
+                           const BufferRef buf = spec.buffer({4}, DType::kFloat32);
+                           const DmaSemaphore send = spec.dma_semaphore();
+                           const DmaSemaphore recv = spec.dma_semaphore();
+                           run_kernel(ctx, spec, [&](KernelContext& k) {
+                             AsyncCopy c = k.make_async_remote_copy(buf, buf, send, recv, 1);
+                             if (k.device_id() == 0) {
+                               for (int round = 0; round < 2; ++round) {
+                                 c.start();
+                                 c.wait_send();
+                               }
+                             } else {
+                               for (int round = 0; round < 2; ++round) {
+                                 c.wait_recv();
+                                 (void)k.read<float>(buf);
+                               }
+                             }
+                           });
+                         }),
+               DataRaceError, "data race in kernel 'no_handshake' on buffer 0 of device 1");
+}
+
+TEST(RaceDetectionTest, AHandshakeOrdersTheReuse) {
+  Runtime rt(2);
+  rt.launch(line(2), [&](DeviceContext& ctx) {
+    KernelSpec spec("handshake");
+    spec.set_race_detection(true);
+    const BufferRef buf = spec.buffer({4}, DType::kFloat32);
+    const Semaphore free_slot = spec.semaphore();
+    const DmaSemaphore send = spec.dma_semaphore();
+    const DmaSemaphore recv = spec.dma_semaphore();
+    run_kernel(ctx, spec, [&](KernelContext& k) {
+      AsyncCopy c = k.make_async_remote_copy(buf, buf, send, recv, 1);
+      for (int round = 0; round < 5; ++round) {
+        if (k.device_id() == 0) {
+          if (round > 0) k.semaphore_wait(free_slot);
+          c.start();
+          c.wait_send();
+        } else {
+          c.wait_recv();
+          (void)k.read<float>(buf);
+          if (round < 4) k.semaphore_signal(free_slot, 1, 0);
+        }
+      }
+    });
+  });
+}
+
+}  // namespace
+}  // namespace meshsim
