@@ -376,50 +376,83 @@ void KernelContext::write_destination(InFlightCopy& f) {
   if (wrote && f.target != position_) group_->shards[f.target]->inbox_posted.advance();
 }
 
+// Whether `f` has been read / written (under its lock: another device may
+// run its phases).
+static bool is_read(InFlightCopy& f) {
+  std::lock_guard lock(f.mu);
+  return f.read;
+}
+static bool is_written(InFlightCopy& f) {
+  std::lock_guard lock(f.mu);
+  return f.written;
+}
+
 void KernelContext::read_started(int send_cell) {
   std::vector<std::shared_ptr<InFlightCopy>>& started = shard_->started;
-  if (spec_->copy_mode() == CopyMode::kRandom) std::shuffle(started.begin(), started.end(), shard_->rng);
-  for (const auto& f : started) {
-    if (send_cell < 0 || f->send_cell == send_cell) read_source(*f);
+  // Sources may be read in any order (kRandom draws one); `started` keeps
+  // the start order.
+  std::vector<size_t> order(started.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  if (spec_->copy_mode() == CopyMode::kRandom) std::shuffle(order.begin(), order.end(), shard_->rng);
+  for (size_t i : order) {
+    if (send_cell < 0 || started[i]->send_cell == send_cell) read_source(*started[i]);
   }
-  // The issuer's part of a read copy is done.
-  std::erase_if(started, [](const auto& f) { return f->read; });
+  std::erase_if(started, [](const auto& f) { return is_written(*f); });
 }
 
 void KernelContext::write_arrived(int recv_cell) {
-  std::vector<std::shared_ptr<InFlightCopy>> arrived;
-  {
-    KernelShard& own = *shard_;
-    std::lock_guard lock(own.inbox_mu);
-    std::erase_if(own.inbox, [&](std::shared_ptr<InFlightCopy>& f) {
-      if (recv_cell >= 0 && f->recv_cell != recv_cell) return false;
-      arrived.push_back(std::move(f));
-      return true;
-    });
+  while (write_one_arrived(recv_cell)) {
   }
-  if (spec_->copy_mode() == CopyMode::kRandom) std::shuffle(arrived.begin(), arrived.end(), shard_->rng);
-  for (const auto& f : arrived) write_destination(*f);
+}
+
+std::shared_ptr<InFlightCopy> KernelContext::take_arrived(KernelShard& target, int recv_cell,
+                                                          int issuer) {
+  std::lock_guard lock(target.inbox_mu);
+  // Copies from one device to one semaphore land in the order they were
+  // started (as the seed's kernel relies on); among several such channels
+  // kRandom draws which lands next.
+  std::vector<size_t> heads;
+  std::vector<int> issuers;
+  for (size_t i = 0; i < target.inbox.size(); ++i) {
+    const InFlightCopy& f = *target.inbox[i];
+    if ((recv_cell >= 0 && f.recv_cell != recv_cell) || (issuer >= 0 && f.issuer != issuer)) continue;
+    if (std::find(issuers.begin(), issuers.end(), f.issuer) != issuers.end()) continue;
+    issuers.push_back(f.issuer);
+    heads.push_back(i);
+  }
+  if (heads.empty()) return nullptr;
+  size_t pick = heads.front();
+  if (spec_->copy_mode() == CopyMode::kRandom) {
+    pick = heads[static_cast<size_t>(shard_->rng() % heads.size())];
+  }
+  std::shared_ptr<InFlightCopy> next = std::move(target.inbox[pick]);
+  target.inbox.erase(target.inbox.begin() + static_cast<std::ptrdiff_t>(pick));
+  return next;
+}
+
+bool KernelContext::write_one_arrived(int recv_cell) {
+  const std::shared_ptr<InFlightCopy> next = take_arrived(*shard_, recv_cell, -1);
+  if (next == nullptr) return false;
+  write_destination(*next);
+  return true;
 }
 
 void KernelContext::advance_at_random() {
   // Each step, with probability 1/2, moves a drawn copy this device started
-  // one phase on: some copies land early, in an order the seed fixes.
+  // one phase on (a read copy: the oldest of its channel lands), so some
+  // copies land early, at points the seed fixes.
   std::vector<std::shared_ptr<InFlightCopy>>& started = shard_->started;
   std::mt19937_64& rng = shard_->rng;
   while (!started.empty() && (rng() & 1) != 0) {
-    const size_t pick = static_cast<size_t>(rng() % started.size());
-    InFlightCopy& f = *started[pick];
-    bool read = false;
-    {
-      std::lock_guard lock(f.mu);
-      read = f.read;
-    }
-    if (read) {
-      write_destination(f);
-      started.erase(started.begin() + static_cast<std::ptrdiff_t>(pick));
-    } else {
+    InFlightCopy& f = *started[static_cast<size_t>(rng() % started.size())];
+    if (!is_read(f)) {
       read_source(f);
+      continue;
     }
+    if (const auto head = take_arrived(*group_->shards[f.target], f.recv_cell, position_)) {
+      write_destination(*head);
+    }
+    std::erase_if(started, [](const auto& c) { return is_written(*c); });
   }
 }
 
@@ -438,15 +471,20 @@ void KernelContext::wait_dma(DmaSemaphore sem, size_t bytes, bool receive, const
 }
 
 void KernelContext::wait_for_arrivals(int index, size_t bytes, const char* what, int number) {
-  // The copies to this device land when it waits for them: it writes every
-  // one that has come for this semaphore, and sleeps until another comes.
+  // The copies to this device land when it waits for them: it writes those
+  // that have come for this semaphore until it holds enough, and sleeps
+  // until another comes.
   SemaphoreCell& c = shard_->cells[index];
   const uint32_t units = static_cast<uint32_t>(bytes);
   const uint32_t consumed = c.consumed.load(std::memory_order_relaxed);
   for (;;) {
     const uint32_t seen = shard_->inbox_posted.load();
-    write_arrived(index);
-    const uint32_t holds = WaitNote::held(c.signalled.load(), consumed);
+    // One copy at a time, until the semaphore holds enough: the others stay
+    // in flight, as late as a correct kernel allows.
+    uint32_t holds = WaitNote::held(c.signalled.load(), consumed);
+    while (holds < units && write_one_arrived(index)) {
+      holds = WaitNote::held(c.signalled.load(), consumed);
+    }
     if (holds >= units) break;
     SemaphoreWaitScope scope(DeviceHooks::device(*device_), what, shard_->inbox_posted,
                              "DMA semaphore", number, consumed, units, holds);

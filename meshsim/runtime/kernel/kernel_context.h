@@ -25,6 +25,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 
@@ -175,6 +176,12 @@ class KernelContext {
   // Writes the copies to this device that signal receive cell `recv_cell`
   // (every one for -1).
   void write_arrived(int recv_cell);
+  // Writes one such copy (kOnWait: the oldest; kRandom: the oldest from a
+  // drawn issuer); false when there is none.
+  bool write_one_arrived(int recv_cell);
+  // Removes from `target`'s inbox the next copy to land for `recv_cell`
+  // (from `issuer`; -1: any), or returns null.
+  std::shared_ptr<InFlightCopy> take_arrived(KernelShard& target, int recv_cell, int issuer);
   // kRandom, after a start: moves a few drawn copies one phase on.
   void advance_at_random();
   // wait_recv when copies land on wait: writes what has arrived, sleeps

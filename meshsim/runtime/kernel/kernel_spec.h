@@ -29,8 +29,11 @@ enum class CopyMode {
   kEager,   // start() moves the bytes and signals before it returns
   kOnWait,  // the bytes move when the device that started the copy next
             // waits (semaphore_wait, wait_send, wait_recv) or leaves the kernel
-  kRandom,  // as kOnWait, but the copies in flight run in an order drawn from
-            // the seed, some already at later start() calls
+  kRandom,  // as kOnWait, but in an order drawn from the seed: sources are
+            // read in any order, copies from several devices to one
+            // semaphore land in any order (those from one device keep
+            // theirs, as DMAs on one path do), and some copies land early,
+            // at later start() calls
 };
 
 // A contiguous, row-major region of a symmetric buffer: the whole buffer, or

@@ -146,8 +146,10 @@ TEST(CopyModeTest, OnWaitShowsASourceWrittenBeforeTheSendCompleted) {
   EXPECT_EQ(source_written_before_send(CopyMode::kOnWait), 2);
 }
 
-// Two copies in flight to the same bytes: which lands last is the order
-// the seed draws, the same on every run with that seed.
+// Two copies in flight to the same bytes, counted by two semaphores that
+// the receiver waits for in turn: which lands last depends on whether the
+// seed lands the second one early, at start(); the same seed, the same
+// answer.
 int32_t last_of_two_copies(uint64_t seed) {
   Runtime rt(2);
   int32_t seen = -1;
@@ -159,10 +161,11 @@ int32_t last_of_two_copies(uint64_t seed) {
     const BufferRef dst = spec.buffer({4}, DType::kInt32);
     const Semaphore started = spec.semaphore();
     const DmaSemaphore send = spec.dma_semaphore();
-    const DmaSemaphore recv = spec.dma_semaphore();
+    const DmaSemaphore recv_a = spec.dma_semaphore();
+    const DmaSemaphore recv_b = spec.dma_semaphore();
     run_kernel(ctx, spec, [&](KernelContext& k) {
-      AsyncCopy from_a = k.make_async_remote_copy(a, dst, send, recv, 1);
-      AsyncCopy from_b = k.make_async_remote_copy(b, dst, send, recv, 1);
+      AsyncCopy from_a = k.make_async_remote_copy(a, dst, send, recv_a, 1);
+      AsyncCopy from_b = k.make_async_remote_copy(b, dst, send, recv_b, 1);
       if (k.device_id() == 0) {
         for (int32_t& v : k.write<int32_t>(a)) v = 1;
         for (int32_t& v : k.write<int32_t>(b)) v = 2;

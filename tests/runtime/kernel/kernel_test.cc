@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "meshsim/runtime/exec/errors.h"
+#include "meshsim/runtime/exec/internal/device_hooks.h"
 #include "meshsim/runtime/exec/runtime.h"
 #include "meshsim/runtime/kernel/run_kernel.h"
 #include "meshsim/runtime/time/congestion_unaware_model.h"
@@ -202,6 +203,70 @@ TEST(KernelTest, LoadAndStoreCopyWholeRegions) {
   EXPECT_EQ(out.span<double>()[2], 3);
   EXPECT_EQ(out.span<double>()[3], 4);
   EXPECT_EQ(out.span<double>()[0], 0);
+}
+
+// A kernel inside a kernel (the inner one's context is another object) and
+// a meeting of the kernel's group from kernel code.
+TEST(KernelTest, NestedKernelsAndCollectivesInsideAKernel) {
+  Runtime rt(4);
+  std::vector<int64_t> got(4, -1);
+  rt.launch(ring_mesh(4), [&](DeviceContext& ctx) {
+    KernelSpec outer("outer");
+    const Semaphore sem = outer.semaphore();
+    run_kernel(ctx, outer, [&](KernelContext& k) {
+      KernelSpec inner("inner");
+      const Semaphore inner_sem = inner.semaphore();
+      run_kernel(ctx, inner, [&](KernelContext& j) {
+        EXPECT_NE(&j, &k);
+        j.semaphore_signal(inner_sem, 1, (j.device_id() + 1) % 4);
+        j.semaphore_wait(inner_sem);
+      });
+      // A barrier (as collectives meet) on the group the kernel met in.
+      const GroupRef g = DeviceHooks::group(ctx, "x");
+      const OpScope scope(ctx, "barrier", g);
+      g.rendezvous->slot(g.rank).publish(CollectiveCall("barrier", DType::kFloat32, {}), nullptr,
+                                         nullptr);
+      g.rendezvous->meet(g.rank, DeviceHooks::waiter(ctx));
+      k.semaphore_signal(sem, k.device_id() + 1, 0);
+      if (k.device_id() == 0) {
+        k.semaphore_wait(sem, 1 + 2 + 3 + 4);
+        got[0] = 10;
+      }
+    });
+  });
+  EXPECT_EQ(got[0], 10);
+}
+
+// The scale path: 4096 devices on fibers, each DMAing to its right
+// neighbour after a barrier-semaphore handshake with both neighbours.
+TEST(KernelScaleTest, RightPermuteOn4096FiberDevices) {
+  constexpr int n = 4096;
+  RuntimeOptions options;
+  options.execution = ExecutionMode::kFibers;
+  Runtime rt(n, options);
+  std::atomic<int> wrong{0};
+  rt.launch(ring_mesh(n), [&](DeviceContext& ctx) {
+    KernelSpec spec("permute_4096");
+    spec.set_collective_id(1);
+    const BufferRef buf = spec.buffer({2}, DType::kInt32);
+    const BufferRef in = spec.buffer({2}, DType::kInt32);
+    const DmaSemaphore send = spec.dma_semaphore();
+    const DmaSemaphore recv = spec.dma_semaphore();
+    run_kernel(ctx, spec, [&](KernelContext& k) {
+      const int me = k.device_id();
+      const Semaphore barrier = k.barrier_semaphore();
+      k.semaphore_signal(barrier, 1, (me + 1) % n);
+      k.semaphore_signal(barrier, 1, (me + n - 1) % n);
+      k.semaphore_wait(barrier, 2);
+      for (int32_t& v : k.write<int32_t>(buf)) v = me;
+      AsyncCopy copy = k.make_async_remote_copy(buf, in, send, recv, (me + 1) % n);
+      copy.start();
+      copy.wait_recv();
+      copy.wait_send();
+      if (k.read<int32_t>(in)[1] != (me + n - 1) % n) wrong.fetch_add(1);
+    });
+  });
+  EXPECT_EQ(wrong.load(), 0);
 }
 
 // --- errors ---
@@ -408,6 +473,14 @@ TEST(KernelErrorTest, AFailingBodyFailsTheLaunchAndReleasesTheOthers) {
                            });
                          }),
                DeviceError, "device 2: std::runtime_error: boom");
+}
+
+TEST(KernelErrorTest, RunKernelOutsideItsLaunchIsAnError) {
+  Runtime rt(1);
+  DeviceContext* kept = nullptr;
+  rt.launch(ring_mesh(1), [&](DeviceContext& ctx) { kept = &ctx; });
+  EXPECT_ERROR(run_kernel(*kept, KernelSpec(), [](KernelContext&) {}), RuntimeUsageError,
+               "run_kernel");
 }
 
 TEST(KernelErrorTest, AContextOrCopyKeptPastItsKernelFailsCleanly) {
