@@ -48,6 +48,8 @@ const char* kind_of(Semaphore sem) { return sem.is_barrier() ? "barrier semaphor
 
 }  // namespace
 
+KernelContext::~KernelContext() = default;
+
 std::string KernelContext::who() const {
   return "kernel '" + name_ + "' on device " + std::to_string(DeviceHooks::device(*device_).id);
 }
@@ -405,12 +407,13 @@ void KernelContext::write_arrived(int recv_cell) {
   }
 }
 
-std::shared_ptr<InFlightCopy> KernelContext::take_arrived(KernelShard& target, int recv_cell,
-                                                          int issuer) {
+bool KernelContext::land_next(KernelShard& target, int recv_cell, int issuer) {
+  // Under the inbox's lock from choosing to signalling: copies from one
+  // device to one semaphore land in the order they were started (as the
+  // seed's kernel relies on), which two devices landing copies of one
+  // channel at once (its receiver waiting, its issuer in kRandom) would
+  // otherwise break; among several channels kRandom draws which lands next.
   std::lock_guard lock(target.inbox_mu);
-  // Copies from one device to one semaphore land in the order they were
-  // started (as the seed's kernel relies on); among several such channels
-  // kRandom draws which lands next.
   std::vector<size_t> heads;
   std::vector<int> issuers;
   for (size_t i = 0; i < target.inbox.size(); ++i) {
@@ -420,22 +423,18 @@ std::shared_ptr<InFlightCopy> KernelContext::take_arrived(KernelShard& target, i
     issuers.push_back(f.issuer);
     heads.push_back(i);
   }
-  if (heads.empty()) return nullptr;
+  if (heads.empty()) return false;
   size_t pick = heads.front();
   if (spec_->copy_mode() == CopyMode::kRandom) {
     pick = heads[static_cast<size_t>(shard_->rng() % heads.size())];
   }
-  std::shared_ptr<InFlightCopy> next = std::move(target.inbox[pick]);
+  const std::shared_ptr<InFlightCopy> next = std::move(target.inbox[pick]);
   target.inbox.erase(target.inbox.begin() + static_cast<std::ptrdiff_t>(pick));
-  return next;
-}
-
-bool KernelContext::write_one_arrived(int recv_cell) {
-  const std::shared_ptr<InFlightCopy> next = take_arrived(*shard_, recv_cell, -1);
-  if (next == nullptr) return false;
   write_destination(*next);
   return true;
 }
+
+bool KernelContext::write_one_arrived(int recv_cell) { return land_next(*shard_, recv_cell, -1); }
 
 void KernelContext::advance_at_random() {
   // Each step, with probability 1/2, moves a drawn copy this device started
@@ -449,9 +448,7 @@ void KernelContext::advance_at_random() {
       read_source(f);
       continue;
     }
-    if (const auto head = take_arrived(*group_->shards[f.target], f.recv_cell, position_)) {
-      write_destination(*head);
-    }
+    land_next(*group_->shards[f.target], f.recv_cell, position_);
     std::erase_if(started, [](const auto& c) { return is_written(*c); });
   }
 }

@@ -40,6 +40,7 @@ namespace meshsim {
 class KernelContext;
 struct KernelGroup;
 struct KernelShard;
+class KernelWords;
 struct InFlightCopy;
 class VectorClock;
 
@@ -83,6 +84,7 @@ class KernelContext {
 
   KernelContext(const KernelContext&) = delete;
   KernelContext& operator=(const KernelContext&) = delete;
+  ~KernelContext();
 
   // The device's context in the enclosing launch (axis_index and the like).
   DeviceContext& device();
@@ -179,9 +181,9 @@ class KernelContext {
   // Writes one such copy (kOnWait: the oldest; kRandom: the oldest from a
   // drawn issuer); false when there is none.
   bool write_one_arrived(int recv_cell);
-  // Removes from `target`'s inbox the next copy to land for `recv_cell`
-  // (from `issuer`; -1: any), or returns null.
-  std::shared_ptr<InFlightCopy> take_arrived(KernelShard& target, int recv_cell, int issuer);
+  // Lands the next copy in `target`'s inbox for `recv_cell` (from `issuer`;
+  // -1: any); false when there is none.
+  bool land_next(KernelShard& target, int recv_cell, int issuer);
   // kRandom, after a start: moves a few drawn copies one phase on.
   void advance_at_random();
   // wait_recv when copies land on wait: writes what has arrived, sleeps
@@ -202,6 +204,8 @@ class KernelContext {
   // Counts the device's kernels at this nesting depth; active_ while one runs.
   uint64_t generation_ = 0;
   std::atomic<bool> active_{false};
+  // The words its kernels wait on (kept: see KernelWords).
+  std::unique_ptr<KernelWords> words_;
 };
 
 }  // namespace meshsim

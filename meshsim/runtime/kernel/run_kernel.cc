@@ -1,5 +1,6 @@
 #include "meshsim/runtime/kernel/run_kernel.h"
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -15,16 +16,21 @@ namespace meshsim {
 struct KernelRun {
   static void run(DeviceContext& ctx, const KernelSpec& spec, void* body,
                   void (*call)(void*, KernelContext&));
-  static KernelContext& enter(DeviceState& device, DeviceContext& ctx, const KernelSpec& spec,
-                              KernelGroup& group, KernelShard& shard, int position);
+  // The device's context at the first nesting depth no kernel uses.
+  static KernelContext& free_context(DeviceState& device);
+  static KernelWords& words(KernelContext& k);
+  static void enter(KernelContext& k, DeviceContext& ctx, const KernelSpec& spec,
+                    KernelGroup& group, KernelShard& shard, int position);
 };
 
 namespace {
 
-// What every device of the kernel must agree on, as a CollectiveCall list:
+// What every device of the kernel must agree on beyond the parameters, as a
+// CollectiveCall list: a hash of the kernel's name (a call's op must be a
+// string literal: an exchange compares it after the caller returned), then
 // per buffer its dtype, rank and dims.
 std::vector<int64_t> describe_buffers(const KernelSpec& spec) {
-  std::vector<int64_t> out;
+  std::vector<int64_t> out{static_cast<int64_t>(std::hash<std::string>{}(spec.name()))};
   for (const KernelSpec::BufferDecl& b : spec.buffers()) {
     out.push_back(static_cast<int64_t>(b.dtype));
     out.push_back(static_cast<int64_t>(b.shape.size()));
@@ -69,8 +75,7 @@ struct CollectiveIdClaim {
 
 }  // namespace
 
-KernelContext& KernelRun::enter(DeviceState& device, DeviceContext& ctx, const KernelSpec& spec,
-                                KernelGroup& group, KernelShard& shard, int position) {
+KernelContext& KernelRun::free_context(DeviceState& device) {
   // Contexts form a stack by nesting depth: the first inactive one is free.
   size_t depth = 0;
   while (depth < device.kernel_contexts.size() &&
@@ -80,7 +85,16 @@ KernelContext& KernelRun::enter(DeviceState& device, DeviceContext& ctx, const K
   if (depth == device.kernel_contexts.size()) {
     device.kernel_contexts.emplace_back(new KernelContext(), [](KernelContext* k) { delete k; });
   }
-  KernelContext& k = *device.kernel_contexts[depth];
+  return *device.kernel_contexts[depth];
+}
+
+KernelWords& KernelRun::words(KernelContext& k) {
+  if (!k.words_) k.words_ = std::make_unique<KernelWords>();
+  return *k.words_;
+}
+
+void KernelRun::enter(KernelContext& k, DeviceContext& ctx, const KernelSpec& spec,
+                      KernelGroup& group, KernelShard& shard, int position) {
   k.device_ = &ctx;
   k.spec_ = &spec;
   k.group_ = &group;
@@ -89,7 +103,6 @@ KernelContext& KernelRun::enter(DeviceState& device, DeviceContext& ctx, const K
   k.name_ = spec.name();
   ++k.generation_;
   k.active_.store(true, std::memory_order_relaxed);
-  return k;
 }
 
 void KernelRun::run(DeviceContext& ctx, const KernelSpec& spec, void* body,
@@ -114,40 +127,43 @@ void KernelRun::run(DeviceContext& ctx, const KernelSpec& spec, void* body,
     claim.ids = &ids;  // not by assignment: a temporary's destructor would release it
     claim.id = *spec.collective_id();
   }
-  auto shard = std::make_unique<KernelShard>(spec, meeting.size(), position);
-  // Position 0 owns the table through which the devices find each other's
-  // shards, and the race detector.
-  std::unique_ptr<KernelGroup> owned_group;
+  KernelContext& kernel = KernelRun::free_context(device);
+  auto shard = std::make_unique<KernelShard>(spec, meeting.size(), position, words(kernel));
+  // The table through which the devices find each other's shards, and the
+  // race detector: position 0 makes it, every device holds it, the last to
+  // leave frees it (copies in flight still land after the exit meeting).
+  std::shared_ptr<KernelGroup> kernel_group;
   if (position == 0) {
-    owned_group = std::make_unique<KernelGroup>(meeting.size());
+    kernel_group = std::make_shared<KernelGroup>(meeting.size());
     if (spec.race_detection()) {
-      owned_group->races = std::make_unique<RaceDetector>(
+      kernel_group->races = std::make_unique<RaceDetector>(
           spec.name(), std::vector<int>(meeting.device_ids().begin(), meeting.device_ids().end()));
     }
   }
 
   const std::vector<int64_t> buffers = describe_buffers(spec);
-  CollectiveCall entry(spec.name().c_str(), DType::kFloat32, {});
+  CollectiveCall entry("run_kernel", DType::kFloat32, {});
   entry.param("semaphores", spec.semaphores())
       .param("dma_semaphores", spec.dma_semaphores())
       .param("collective_id", spec.collective_id().value_or(-1))
       .param("copy_mode", static_cast<int>(spec.copy_mode()))
       .param("copy_seed", static_cast<int64_t>(spec.copy_seed()))
       .param("race_detection", spec.race_detection());
-  entry.list_name = "buffers";
+  entry.list_name = "name_hash_and_buffers";
   entry.list = buffers;
-  KernelGroup* kernel_group = nullptr;
   {
     OpScope scope(ctx, "run_kernel (entry)", group);
-    meeting.slot(position).publish(entry, nullptr, nullptr, owned_group.get());
+    meeting.slot(position).publish(entry, nullptr, nullptr, position == 0 ? &kernel_group : nullptr);
     meeting.meet(position, waiter);
-    kernel_group = static_cast<KernelGroup*>(const_cast<void*>(meeting.slot(0).extra));
+    // Position 0's shared_ptr stays put until every device passed the arrive.
+    if (position != 0) {
+      kernel_group = *static_cast<const std::shared_ptr<KernelGroup>*>(meeting.slot(0).extra);
+    }
     kernel_group->shards[position] = shard.get();
     meeting.arrive(position, waiter);  // every shard is in the table
   }
 
-  KernelContext& kernel =
-      KernelRun::enter(device, ctx, spec, *kernel_group, *shard, position);
+  KernelRun::enter(kernel, ctx, spec, *kernel_group, *shard, position);
   try {
     call(body, kernel);
     kernel.finish_reads();  // no copy in flight may read a source after the exit meeting

@@ -1,5 +1,7 @@
 #include "meshsim/runtime/kernel/internal/kernel_shard.h"
 
+#include <algorithm>
+
 #include "meshsim/runtime/exec/internal/wait_note.h"
 
 namespace meshsim {
@@ -8,10 +10,25 @@ uint32_t SemaphoreCell::value() const {
   return WaitNote::held(signalled.load(), consumed.load(std::memory_order_relaxed));
 }
 
-KernelShard::KernelShard(const KernelSpec& spec, int devices, int position)
+SemaphoreCell* KernelWords::take(size_t n) {
+  if (n > capacity_) {
+    if (cells_) retired_.push_back(std::move(cells_));
+    capacity_ = std::max(n, 2 * capacity_);
+    cells_.reset(new SemaphoreCell[capacity_]);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    cells_[i].signalled.reset();
+    cells_[i].consumed.store(0, std::memory_order_relaxed);
+  }
+  inbox_posted_.reset();
+  return cells_.get();
+}
+
+KernelShard::KernelShard(const KernelSpec& spec, int devices, int position, KernelWords& words)
     : regular(spec.semaphores()),
       dma(spec.dma_semaphores()),
-      cells(new SemaphoreCell[static_cast<size_t>(spec.semaphores() + spec.dma_semaphores() + 1)]) {
+      cells(words.take(static_cast<size_t>(spec.semaphores() + spec.dma_semaphores() + 1))),
+      inbox_posted(words.inbox_posted()) {
   // Each device its own stream of the seed's draws.
   std::seed_seq seed{static_cast<uint32_t>(spec.copy_seed()),
                      static_cast<uint32_t>(spec.copy_seed() >> 32), static_cast<uint32_t>(position)};

@@ -5,8 +5,9 @@
 //
 // Lifetime: a device allocates its shard at kernel entry and frees it when
 // it leaves, which is only once no peer can touch it any more (after the
-// exit meeting, or once every device of a failed launch settled); position
-// 0 owns the group the same way.
+// exit meeting, or once every device of a failed launch settled). Every
+// device holds the group (shared_ptr): copies still in flight to a device
+// land after the exit meeting, through it.
 
 #include <atomic>
 #include <cstddef>
@@ -54,17 +55,37 @@ struct InFlightCopy {
   VectorClock clock;  // its DMA engine's at start (race detection only)
 };
 
+// The words a device's kernels at one nesting depth wait on: its
+// semaphores and the word a receiver of copies sleeps on. Kept for the
+// runtime's life (KernelContext owns it), because the deadlock detector may
+// still read a word a device was blocked on after that device's kernel
+// ended. Only the device's own thread calls take(), at kernel entry.
+class KernelWords {
+ public:
+  // `n` semaphores at 0 and the inbox word, reset: no thread can wait on
+  // them now (the kernel that used them before has ended).
+  SemaphoreCell* take(size_t n);
+  WaitWord& inbox_posted() { return inbox_posted_; }
+
+ private:
+  std::unique_ptr<SemaphoreCell[]> cells_;
+  size_t capacity_ = 0;
+  // Arrays outgrown by a larger kernel: never freed, for the same reason.
+  std::vector<std::unique_ptr<SemaphoreCell[]>> retired_;
+  WaitWord inbox_posted_;
+};
+
 struct KernelShard {
-  // Zero-filled buffers and semaphores at 0, as `spec` declares them, for
-  // the device at mesh `position` of `devices`. The shape errors of
-  // Array::zeros for a buffer too large.
-  KernelShard(const KernelSpec& spec, int devices, int position);
+  // Zero-filled buffers and semaphores at 0 (from `words`), as `spec`
+  // declares them, for the device at mesh `position` of `devices`. The shape
+  // errors of Array::zeros for a buffer too large.
+  KernelShard(const KernelSpec& spec, int devices, int position, KernelWords& words);
 
   std::vector<Array> buffers;
   std::vector<std::byte*> data;  // each buffer's bytes (never shared: no copy-on-write)
   int regular = 0;  // cells [0, regular) are the regular semaphores,
   int dma = 0;      // then the DMA ones, then the barrier semaphore
-  std::unique_ptr<SemaphoreCell[]> cells;
+  SemaphoreCell* cells;  // in a KernelWords
 
   int regular_cell(int index) const { return index; }
   int dma_cell(int index) const { return regular + index; }
@@ -78,7 +99,7 @@ struct KernelShard {
   // `inbox_posted`, on which a receiver waiting for a copy sleeps.
   std::mutex inbox_mu;
   std::vector<std::shared_ptr<InFlightCopy>> inbox;
-  WaitWord inbox_posted;
+  WaitWord& inbox_posted;  // in a KernelWords
   // Race detection's part of this device (null when off).
   std::unique_ptr<ShardRaces> races;
 };
