@@ -58,6 +58,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -73,6 +74,14 @@ constexpr int64_t kMiB = int64_t{1} << 20;
 
 // The byte at position i of every copied buffer, as cli::MemcpyRunner's source.
 uint8_t pattern(size_t i) { return static_cast<uint8_t>(i % 251); }
+
+// Whether a copied buffer holds pattern(), sampled every 4099 bytes.
+bool holds_pattern(std::span<const uint8_t> bytes) {
+  for (size_t i = 0; i < bytes.size(); i += 4099) {
+    if (bytes[i] != pattern(i)) return false;
+  }
+  return true;
+}
 
 // CPU time of the calling thread (in fiber mode: of the worker running the
 // calling fiber, which with one fiber per worker is that fiber's).
@@ -219,13 +228,7 @@ void BM_RemoteCopy(benchmark::State& state) {
           }
           double unused = 0;
           span.stop(unused, receiver_cpu);
-          const auto in = k.read<uint8_t>(dst);
-          for (size_t i = 0; i < in.size(); i += 4099) {
-            if (in[i] != pattern(i)) {
-              wrong.fetch_add(1);
-              break;
-            }
-          }
+          if (!holds_pattern(k.read<uint8_t>(dst))) wrong.fetch_add(1);
         }
       });
     });
@@ -283,13 +286,7 @@ void BM_LocalCopy(benchmark::State& state) {
           copy.wait();
         }
         span.stop(seconds, cpu);
-        const auto in = k.read<uint8_t>(dst);
-        for (size_t i = 0; i < in.size(); i += 4099) {
-          if (in[i] != pattern(i)) {
-            wrong.fetch_add(1);
-            break;
-          }
-        }
+        if (!holds_pattern(k.read<uint8_t>(dst))) wrong.fetch_add(1);
       });
     });
     state.SetIterationTime(seconds);

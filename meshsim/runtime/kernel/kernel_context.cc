@@ -45,10 +45,20 @@ class SemaphoreWaitScope {
 };
 
 const char* kind_of(Semaphore sem) { return sem.is_barrier() ? "barrier semaphore" : "semaphore"; }
+std::string sem_name(Semaphore sem) {
+  return sem.is_barrier() ? "the barrier semaphore" : "semaphore " + std::to_string(sem.index());
+}
 
 }  // namespace
 
 KernelContext::~KernelContext() = default;
+
+std::string KernelContext::prefix(const char* what) const {
+  std::string out = what;  // appended, not concatenated: g++ 12 warns falsely on the latter
+  out += ": ";
+  out += who();
+  return out;
+}
 
 std::string KernelContext::who() const {
   return "kernel '" + name_ + "' on device " + std::to_string(DeviceHooks::device(*device_).id);
@@ -56,6 +66,12 @@ std::string KernelContext::who() const {
 
 void KernelContext::check_usable(const char* what) const {
   DeviceHooks::check_usable(*device_, what);
+  // Once the device settled (a cancelled wait, or its own failure), peers
+  // may free their buffers: a body that caught the error must not go on.
+  const DeviceState& device = DeviceHooks::device(*device_);
+  if (device.waiter.cancelled() || device.settled_early) {
+    throw CancelledError(prefix(what) + ": the launch failed and was cancelled");
+  }
   if (!active_.load(std::memory_order_relaxed)) {
     throw RuntimeUsageError(std::string(what) + ": the kernel this context belongs to (" + who() +
                             ") has returned");
@@ -92,15 +108,15 @@ const std::string& KernelContext::name() const {
 
 int KernelContext::cell(Semaphore sem, const char* what) const {
   if (sem.is_barrier()) {
-    if (!spec_->collective_id()) {
-      throw CollectiveIdError(std::string(what) + ": " + who() +
+    if (!has_collective_id_) {
+      throw CollectiveIdError(prefix(what) +
                               " uses a barrier semaphore but has no collective id "
                               "(KernelSpec::set_collective_id)");
     }
     return shard_->barrier_cell();
   }
   if (sem.index() < 0 || sem.index() >= shard_->regular) {
-    throw InvalidArgumentError(std::string(what) + ": " + who() + " has no semaphore " +
+    throw InvalidArgumentError(prefix(what) + " has no semaphore " +
                                std::to_string(sem.index()) + " (its spec declares " +
                                std::to_string(shard_->regular) + ")");
   }
@@ -109,7 +125,7 @@ int KernelContext::cell(Semaphore sem, const char* what) const {
 
 int KernelContext::cell(DmaSemaphore sem, const char* what) const {
   if (sem.index() < 0 || sem.index() >= shard_->dma) {
-    throw InvalidArgumentError(std::string(what) + ": " + who() + " has no DMA semaphore " +
+    throw InvalidArgumentError(prefix(what) + " has no DMA semaphore " +
                                std::to_string(sem.index()) + " (its spec declares " +
                                std::to_string(shard_->dma) + ")");
   }
@@ -129,14 +145,24 @@ void KernelContext::signal(int position, int index, uint32_t units, const Vector
   SemaphoreCell& c = target.cells[index];
   const int64_t before = c.value();
   if (before + static_cast<int64_t>(units) > kMaxValue) {
-    throw SemaphoreError(std::string(what) + ": " + who() + " adds " + std::to_string(units) +
+    throw SemaphoreError(prefix(what) + " adds " + std::to_string(units) +
                          " to " + cell_name(target, index) + " of device " +
                          std::to_string(device_->mesh().device_at(position)) + ", which holds " +
                          std::to_string(before) + ": past the most a semaphore holds, " +
                          std::to_string(kMaxValue));
   }
   if (group_->races) group_->races->signal(*target.races, index, units, *clock);
-  c.signalled.advance(units);
+  // Checked again after adding: signallers that passed the check above at
+  // once may together pass the limit (one of them then fails).
+  const uint32_t after =
+      WaitNote::held(c.signalled.advance(units), c.consumed.load(std::memory_order_acquire));
+  if (after > kMaxValue) {
+    throw SemaphoreError(prefix(what) + " added " + std::to_string(units) + " to " +
+                         cell_name(target, index) + " of device " +
+                         std::to_string(device_->mesh().device_at(position)) +
+                         " while others signalled it: it passed the most a semaphore holds, " +
+                         std::to_string(kMaxValue));
+  }
 }
 
 void KernelContext::take(int index, uint32_t units, const char* op, const char* kind,
@@ -151,7 +177,7 @@ void KernelContext::take(int index, uint32_t units, const char* op, const char* 
                              consumed, units);
     DeviceHooks::waiter(*device_).wait(c.signalled, enough);
   }
-  c.consumed.store(consumed + units, std::memory_order_relaxed);
+  c.consumed.store(consumed + units, std::memory_order_release);
   if (group_->races) group_->races->take(*shard_->races, index, units, shard_->races->device);
 }
 
@@ -163,15 +189,15 @@ void KernelContext::semaphore_signal(Semaphore sem, int64_t inc) {
 void KernelContext::semaphore_signal(Semaphore sem, int64_t inc, DeviceId device) {
   check_usable("semaphore_signal");
   if (inc < 1 || inc > kMaxValue) {
-    throw InvalidArgumentError("semaphore_signal: " + who() + " signals " + kind_of(sem) + " " +
-                               std::to_string(sem.index()) + " by " + std::to_string(inc) +
+    throw InvalidArgumentError(prefix("semaphore_signal") + " signals " + sem_name(sem) + " by " +
+                               std::to_string(inc) +
                                "; an increment must be in [1, " + std::to_string(kMaxValue) + "]");
   }
   int target = 0;
   try {
     target = device.position_in(device_->mesh());
   } catch (Error& e) {
-    e.add_context("semaphore_signal: " + who());
+    e.add_context(prefix("semaphore_signal"));
     throw;
   }
   const int index = cell(sem, "semaphore_signal");
@@ -182,8 +208,8 @@ void KernelContext::semaphore_signal(Semaphore sem, int64_t inc, DeviceId device
 void KernelContext::semaphore_wait(Semaphore sem, int64_t value) {
   check_usable("semaphore_wait");
   if (value < 1 || value > kMaxValue) {
-    throw InvalidArgumentError("semaphore_wait: " + who() + " waits for " + kind_of(sem) + " " +
-                               std::to_string(sem.index()) + " to reach " + std::to_string(value) +
+    throw InvalidArgumentError(prefix("semaphore_wait") + " waits for " + sem_name(sem) +
+                               " to reach " + std::to_string(value) +
                                "; the value must be in [1, " + std::to_string(kMaxValue) + "]");
   }
   take(cell(sem, "semaphore_wait"), static_cast<uint32_t>(value), "semaphore_wait", kind_of(sem),
@@ -202,8 +228,8 @@ int64_t KernelContext::semaphore_read(DmaSemaphore sem) {
 
 Semaphore KernelContext::barrier_semaphore() {
   check_usable("barrier_semaphore");
-  if (!spec_->collective_id()) {
-    throw CollectiveIdError("barrier_semaphore: " + who() +
+  if (!has_collective_id_) {
+    throw CollectiveIdError(prefix("barrier_semaphore") +
                             " has no collective id (KernelSpec::set_collective_id)");
   }
   return Semaphore(Semaphore::kBarrier);
@@ -216,7 +242,7 @@ std::byte* KernelContext::bytes_of(const BufferRef& ref, int position, const cha
       ref.byte_offset() > shard.buffers[b].nbytes() ||
       ref.nbytes() > shard.buffers[b].nbytes() - ref.byte_offset()) {
     throw InvalidArgumentError(
-        std::string(what) + ": " + who() + " has no " + ref.to_string() +
+        prefix(what) + " has no " + ref.to_string() +
         (b >= 0 && b < static_cast<int>(shard.buffers.size())
              ? " (its buffer " + std::to_string(b) + " has " +
                    std::to_string(shard.buffers[b].nbytes()) + " bytes)"
@@ -228,7 +254,7 @@ std::byte* KernelContext::bytes_of(const BufferRef& ref, int position, const cha
 std::byte* KernelContext::access(const BufferRef& ref, DType dtype, const char* what, bool write) {
   check_usable(what);
   if (ref.dtype() != dtype) {
-    throw DTypeError(std::string(what) + ": " + who() + " accesses " + ref.to_string() + " as " +
+    throw DTypeError(prefix(what) + " accesses " + ref.to_string() + " as " +
                      std::string(dtype_name(dtype)));
   }
   std::byte* bytes = bytes_of(ref, position_, what);
@@ -252,7 +278,7 @@ Array KernelContext::load(const BufferRef& ref) {
 void KernelContext::store(const BufferRef& ref, const Array& value) {
   std::byte* to = access(ref, ref.dtype(), "store", true);
   if (value.dtype() != ref.dtype() || value.shape() != ref.shape()) {
-    const std::string what = "store: " + who() + " stores " + std::string(dtype_name(value.dtype())) +
+    const std::string what = prefix("store") + " stores " + std::string(dtype_name(value.dtype())) +
                              shape_to_string(value.shape()) + " into " + ref.to_string();
     if (value.dtype() != ref.dtype()) throw DTypeError(what);
     throw CollectiveShapeError(what);
@@ -263,13 +289,17 @@ void KernelContext::store(const BufferRef& ref, const Array& value) {
 AsyncCopy KernelContext::make_async_remote_copy(const BufferRef& src, const BufferRef& dst,
                                                 DmaSemaphore send, DmaSemaphore recv,
                                                 DeviceId device) {
-  static constexpr const char* kWhat = "make_async_remote_copy";
+  return make_copy("make_async_remote_copy", src, dst, send, recv, device);
+}
+
+AsyncCopy KernelContext::make_copy(const char* kWhat, const BufferRef& src, const BufferRef& dst,
+                                   DmaSemaphore send, DmaSemaphore recv, DeviceId device) {
   check_usable(kWhat);
   int target = 0;
   try {
     target = device.position_in(device_->mesh());
   } catch (Error& e) {
-    e.add_context(std::string(kWhat) + ": " + who());
+    e.add_context(prefix(kWhat));
     throw;
   }
   bytes_of(src, position_, kWhat);
@@ -277,14 +307,14 @@ AsyncCopy KernelContext::make_async_remote_copy(const BufferRef& src, const Buff
   cell(send, kWhat);
   cell(recv, kWhat);
   if (src.dtype() != dst.dtype() || src.nbytes() != dst.nbytes()) {
-    const std::string what = std::string(kWhat) + ": " + who() + " copies " + src.to_string() +
+    const std::string what = prefix(kWhat) + " copies " + src.to_string() +
                              " to " + dst.to_string() + ": they differ in " +
                              (src.dtype() != dst.dtype() ? "dtype" : "size");
     if (src.dtype() != dst.dtype()) throw DTypeError(what);
     throw CollectiveShapeError(what);
   }
   if (src.nbytes() > static_cast<size_t>(kMaxValue)) {
-    throw SemaphoreError(std::string(kWhat) + ": " + who() + " copies " + src.to_string() +
+    throw SemaphoreError(prefix(kWhat) + " copies " + src.to_string() +
                          ", more bytes than a DMA semaphore counts (" + std::to_string(kMaxValue) +
                          "); split the copy");
   }
@@ -294,7 +324,7 @@ AsyncCopy KernelContext::make_async_remote_copy(const BufferRef& src, const Buff
 AsyncCopy KernelContext::make_async_copy(const BufferRef& src, const BufferRef& dst,
                                          DmaSemaphore sem) {
   check_usable("make_async_copy");
-  AsyncCopy copy = make_async_remote_copy(src, dst, sem, sem, DeviceId(position_));
+  AsyncCopy copy = make_copy("make_async_copy", src, dst, sem, sem, DeviceId(position_));
   copy.local_ = true;
   return copy;
 }
@@ -312,22 +342,24 @@ void KernelContext::start(const AsyncCopy& copy) {
   f.signals_send = !copy.local_;
   f.recv_cell = cell(copy.recv_, kWhat);
   if (const RaceDetector* races = group_->races.get()) {
-    // The copy is its device's DMA engine's: after everything the device did
-    // so far, before nothing it does next until it waits for the copy.
-    VectorClock& engine = shard_->races->engine;
-    const int actor = races->engine_actor(position_);
-    engine.join(shard_->races->device);
-    engine.tick(actor);
-    races->access(*shard_->races, position_, copy.src_.buffer(), copy.src_.byte_offset(),
-                  copy.src_.byte_offset() + f.bytes, false, actor, engine, "DMA read");
+    // The copy's read and write come after everything the device did so
+    // far, and before nothing it does next until it waits for them.
+    ShardRaces& own = *shard_->races;
+    own.reader.join(own.device);
+    own.reader.tick(races->reader_actor(position_));
+    races->access(own, position_, copy.src_.buffer(), copy.src_.byte_offset(),
+                  copy.src_.byte_offset() + f.bytes, false, races->reader_actor(position_),
+                  own.reader, "DMA read");
+    own.writer.join(own.device);
+    own.writer.tick(races->writer_actor(position_));
     races->access(*group_->shards[f.target]->races, f.target, copy.dst_.buffer(),
-                  copy.dst_.byte_offset(), copy.dst_.byte_offset() + f.bytes, true, actor,
-                  engine, "DMA write");
-    f.clock = engine;
+                  copy.dst_.byte_offset(), copy.dst_.byte_offset() + f.bytes, true,
+                  races->writer_actor(position_), own.writer, "DMA write");
+    f.send_clock = own.reader;
+    f.recv_clock = own.writer;
   }
-  if (spec_->copy_mode() == CopyMode::kEager) {
+  if (copy_mode_ == CopyMode::kEager) {
     if (f.bytes > 0) std::memmove(f.to, f.from, f.bytes);  // a local copy may overlap
-    f.read = f.written = true;
     signal_done(f);
     return;
   }
@@ -338,15 +370,17 @@ void KernelContext::start(const AsyncCopy& copy) {
   }
   target.inbox_posted.advance();
   shard_->started.push_back(std::move(flight));
-  if (spec_->copy_mode() == CopyMode::kRandom) advance_at_random();
+  if (copy_mode_ == CopyMode::kRandom) advance_at_random();
 }
 
 void KernelContext::signal_done(const InFlightCopy& f) {
   if (f.bytes == 0) return;
-  const VectorClock* clock = group_->races ? &f.clock : nullptr;
+  const bool races = group_->races != nullptr;
   const uint32_t units = static_cast<uint32_t>(f.bytes);
-  if (f.written) signal(f.target, f.recv_cell, units, clock, "AsyncCopy");
-  if (f.read && f.signals_send) signal(f.issuer, f.send_cell, units, clock, "AsyncCopy");
+  signal(f.target, f.recv_cell, units, races ? &f.recv_clock : nullptr, "AsyncCopy");
+  if (f.signals_send) {
+    signal(f.issuer, f.send_cell, units, races ? &f.send_clock : nullptr, "AsyncCopy");
+  }
 }
 
 void KernelContext::read_source(InFlightCopy& f) {
@@ -356,7 +390,7 @@ void KernelContext::read_source(InFlightCopy& f) {
   f.read = true;
   if (f.bytes > 0 && f.signals_send) {
     signal(f.issuer, f.send_cell, static_cast<uint32_t>(f.bytes),
-           group_->races ? &f.clock : nullptr, "AsyncCopy");
+           group_->races ? &f.send_clock : nullptr, "AsyncCopy");
   }
 }
 
@@ -371,7 +405,7 @@ void KernelContext::write_destination(InFlightCopy& f) {
     f.written = wrote = true;
     if (f.bytes > 0) {
       signal(f.target, f.recv_cell, static_cast<uint32_t>(f.bytes),
-             group_->races ? &f.clock : nullptr, "AsyncCopy");
+             group_->races ? &f.recv_clock : nullptr, "AsyncCopy");
     }
   }
   // A receiver asleep until its copies arrive rechecks.
@@ -395,7 +429,7 @@ void KernelContext::read_started(int send_cell) {
   // the start order.
   std::vector<size_t> order(started.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  if (spec_->copy_mode() == CopyMode::kRandom) std::shuffle(order.begin(), order.end(), shard_->rng);
+  if (copy_mode_ == CopyMode::kRandom) std::shuffle(order.begin(), order.end(), shard_->rng);
   for (size_t i : order) {
     if (send_cell < 0 || started[i]->send_cell == send_cell) read_source(*started[i]);
   }
@@ -425,7 +459,7 @@ bool KernelContext::land_next(KernelShard& target, int recv_cell, int issuer) {
   }
   if (heads.empty()) return false;
   size_t pick = heads.front();
-  if (spec_->copy_mode() == CopyMode::kRandom) {
+  if (copy_mode_ == CopyMode::kRandom) {
     pick = heads[static_cast<size_t>(shard_->rng() % heads.size())];
   }
   const std::shared_ptr<InFlightCopy> next = std::move(target.inbox[pick]);
@@ -455,7 +489,7 @@ void KernelContext::advance_at_random() {
 
 void KernelContext::wait_dma(DmaSemaphore sem, size_t bytes, bool receive, const char* what) {
   const int index = cell(sem, what);
-  if (spec_->copy_mode() != CopyMode::kEager) {
+  if (copy_mode_ != CopyMode::kEager) {
     if (!receive) {
       read_started(index);
     } else {
@@ -487,7 +521,7 @@ void KernelContext::wait_for_arrivals(int index, size_t bytes, const char* what,
                              "DMA semaphore", number, consumed, units, holds);
     DeviceHooks::waiter(*device_).wait_change(shard_->inbox_posted, seen);
   }
-  c.consumed.store(consumed + units, std::memory_order_relaxed);
+  c.consumed.store(consumed + units, std::memory_order_release);
   if (group_->races) group_->races->take(*shard_->races, index, units, shard_->races->device);
 }
 
@@ -507,6 +541,11 @@ void AsyncCopy::wait_send() {
                             ": a local copy (make_async_copy) has one semaphore; call wait()");
   }
   kernel_->wait_dma(send_, src_.nbytes(), false, "AsyncCopy::wait_send");
+}
+
+void AsyncCopy::wait() {
+  if (!local_) wait_send();
+  wait_recv();
 }
 
 void AsyncCopy::wait_recv() {

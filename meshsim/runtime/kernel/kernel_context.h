@@ -5,9 +5,14 @@
 // make_async_remote_copy, ...); problems are errors, never prints.
 //
 // Usable only by the device's own code inside the kernel body it was given
-// to; any call from elsewhere, or after the kernel returned, throws
-// RuntimeUsageError naming the kernel and the device (the object lives as
-// long as the Runtime, so a kept reference fails cleanly).
+// to; a call from elsewhere, or after the kernel returned, throws
+// RuntimeUsageError naming the kernel and the device. The object lives as
+// long as the Runtime, one per device and nesting depth, so a kept reference
+// fails cleanly — until the device's next kernel at the same depth starts:
+// it then serves that kernel (an AsyncCopy made in an earlier kernel still
+// fails). Once the launch failed, every call throws CancelledError, also in
+// a body that caught an error and goes on. Spans from read() and write()
+// are valid until the kernel returns.
 //
 // Waits (semaphore_wait, AsyncCopy::wait_*) block like meshsim's
 // collectives: another device's failure cancels them, and a kernel whose
@@ -50,9 +55,10 @@ class VectorClock;
 // own descriptor for the same `dst` (Pallas does the same).
 class AsyncCopy {
  public:
-  // Copies the bytes, then adds their count to the receive semaphore on the
-  // destination device and to the send semaphore here (a local copy: to its
-  // one semaphore, once).
+  // Starts the copy. Eager: moves the bytes, then adds their count to the
+  // receive semaphore on the destination device and to the send semaphore
+  // here (a local copy: to its one semaphore, once). Other copy modes: the
+  // same later, when the copy is waited for (KernelSpec::set_copy_mode).
   void start();
   // Waits until the send semaphore here holds src's byte count, and takes
   // it. RuntimeUsageError for a local copy, which has no send semaphore.
@@ -60,8 +66,9 @@ class AsyncCopy {
   // Waits until the receive semaphore here holds dst's byte count, and takes
   // it (called on the device the copy wrote to).
   void wait_recv();
-  // A local copy's wait: wait_recv().
-  void wait() { wait_recv(); }
+  // Pallas's wait(): a remote copy's wait_send() then wait_recv(); a local
+  // copy's one semaphore.
+  void wait();
 
  private:
   friend class KernelContext;
@@ -105,8 +112,9 @@ class KernelContext {
   // The value `sem` holds here now.
   int64_t semaphore_read(Semaphore sem);
   int64_t semaphore_read(DmaSemaphore sem);
-  // The kernel's barrier semaphore (one per device, shared by the kernels
-  // of that collective id). CollectiveIdError if the spec has no collective id.
+  // The kernel's barrier semaphore (one per device, at 0 when the kernel
+  // starts, like the others). CollectiveIdError if the spec has no
+  // collective id.
   Semaphore barrier_semaphore();
 
   // This device's bytes of `ref`. DTypeError unless T is its dtype;
@@ -137,6 +145,8 @@ class KernelContext {
   AsyncCopy make_async_copy(const BufferRef& src, const BufferRef& dst, DmaSemaphore sem);
 
  private:
+  AsyncCopy make_copy(const char* what, const BufferRef& src, const BufferRef& dst,
+                      DmaSemaphore send, DmaSemaphore recv, DeviceId device);
   friend class AsyncCopy;
   friend struct KernelRun;
   KernelContext() = default;
@@ -145,8 +155,10 @@ class KernelContext {
   // inside this kernel (`generation`: the kernel a copy was made in).
   void check_usable(const char* what) const;
   void check_usable(const char* what, uint64_t generation) const;
-  // "kernel 'name' on device 3": how messages begin.
+  // "kernel 'name' on device 3": how messages begin, after `what: `
+  // (prefix).
   std::string who() const;
+  std::string prefix(const char* what) const;
   // The bytes of `ref` on the device at `position`; InvalidArgumentError if
   // `ref` is not inside a buffer the spec declares.
   std::byte* bytes_of(const BufferRef& ref, int position, const char* what) const;
@@ -195,8 +207,10 @@ class KernelContext {
   void finish_writes();
 
   DeviceContext* device_ = nullptr;  // set once: a context serves one device
-  // The current kernel's (valid while active_):
-  const KernelSpec* spec_ = nullptr;
+  // The current kernel's (valid while active_), taken from its spec at
+  // entry (a spec changed during the kernel changes nothing):
+  CopyMode copy_mode_ = CopyMode::kEager;
+  bool has_collective_id_ = false;
   KernelGroup* group_ = nullptr;
   KernelShard* shard_ = nullptr;  // this device's
   int position_ = 0;

@@ -27,8 +27,11 @@ namespace meshsim {
 // copy's send completed, sees different bytes in another mode.
 enum class CopyMode {
   kEager,   // start() moves the bytes and signals before it returns
-  kOnWait,  // the bytes move when the device that started the copy next
-            // waits (semaphore_wait, wait_send, wait_recv) or leaves the kernel
+  kOnWait,  // as late as a correct kernel allows: the source is read when
+            // the issuer waits for the send, the destination written when
+            // the receiver waits for the copy (one copy at a time, oldest
+            // first, until its wait is met), the rest when the kernel ends.
+            // A kernel that polls semaphore_read for a copy waits forever.
   kRandom,  // as kOnWait, but in an order drawn from the seed: sources are
             // read in any order, copies from several devices to one
             // semaphore land in any order (those from one device keep
@@ -122,8 +125,9 @@ class KernelSpec {
   // as Mosaic's collective_id does. No two kernels of one Runtime may hold
   // the same id at once (CollectiveIdError). InvalidArgumentError if negative.
   KernelSpec& set_collective_id(int id);
-  // How copies run; `seed` drives kRandom (the same seed, the same order on
-  // each device).
+  // How copies run; `seed` drives kRandom: it fixes each device's choices,
+  // so a kernel whose devices do not race to land one copy (an issuer early,
+  // its receiver by waiting) gives the same answer from the same seed.
   KernelSpec& set_copy_mode(CopyMode mode, uint64_t seed = 0);
   // Race detection: every read, write, load and store of a buffer and every
   // DMA's read of its source and write of its destination is checked for a
@@ -131,10 +135,10 @@ class KernelSpec {
   // ordered before it by happens-before — program order on a device, and a
   // semaphore wait after the signal (or the copy) it takes. DataRaceError
   // names both accesses. Happens-before is tracked with vector clocks over
-  // the devices and one DMA engine per device, so the copies one device
-  // started are ordered among themselves (waiting for a later one also
-  // orders an earlier one). A span from read() or write() is checked when
-  // taken, not at each element.
+  // the devices and, per device, its DMAs' reads and writes, so the copies
+  // one device started are ordered among themselves (waiting for a later
+  // one's receive also orders an earlier one's write). A span from read() or
+  // write() is checked when taken, not at each element.
   KernelSpec& set_race_detection(bool on);
 
   const std::string& name() const { return name_; }

@@ -39,7 +39,7 @@ std::vector<int64_t> describe_buffers(const KernelSpec& spec) {
   return out;
 }
 
-// " regular semaphore 0 holds 1; DMA semaphore 2 holds 4096": the
+// " semaphore 0 holds 1; DMA semaphore 2 holds 4096": the
 // semaphores of `shard` not back at 0.
 std::string leftover_semaphores(const KernelShard& shard) {
   std::string out;
@@ -96,7 +96,8 @@ KernelWords& KernelRun::words(KernelContext& k) {
 void KernelRun::enter(KernelContext& k, DeviceContext& ctx, const KernelSpec& spec,
                       KernelGroup& group, KernelShard& shard, int position) {
   k.device_ = &ctx;
-  k.spec_ = &spec;
+  k.copy_mode_ = spec.copy_mode();
+  k.has_collective_id_ = spec.collective_id().has_value();
   k.group_ = &group;
   k.shard_ = &shard;
   k.position_ = position;

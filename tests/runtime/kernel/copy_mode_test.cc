@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdlib>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -196,7 +198,31 @@ TEST(CopyModeTest, RandomOrderIsFixedByTheSeed) {
   EXPECT_EQ(outcomes, (std::set<int32_t>{1, 2}));  // both orders occur
 }
 
+// Sets an environment variable for its lifetime, then restores it (a suite
+// may be run with MESHSIM_KERNEL_COPIES set: the tests after this one must
+// still see it).
+class ScopedEnv {
+ public:
+  explicit ScopedEnv(const char* name) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+  }
+  ~ScopedEnv() {
+    if (old_) {
+      setenv(name_, old_->c_str(), 1);
+    } else {
+      unsetenv(name_);
+    }
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
 TEST(CopyModeTest, TheEnvironmentChoosesTheDefault) {
+  const ScopedEnv copies("MESHSIM_KERNEL_COPIES"), races("MESHSIM_KERNEL_RACES");
   ASSERT_EQ(setenv("MESHSIM_KERNEL_COPIES", "random:123", 1), 0);
   ASSERT_EQ(setenv("MESHSIM_KERNEL_RACES", "1", 1), 0);
   const KernelSpec spec;
@@ -226,6 +252,34 @@ TEST(RaceDetectionTest, AReadBeforeTheCopyIsWaitedForIsARaceInEveryMode) {
                  "[0, 16) by device 1 conflicts with the DMA write of bytes [0, 16) by a DMA "
                  "started by device 0, and no semaphore wait orders the two");
   }
+}
+
+// The issuer waits for the send before telling the receiver: the source was
+// read, but nothing says the bytes arrived.
+TEST(RaceDetectionTest, ASendCompletedDoesNotOrderTheCopysWrite) {
+  Runtime rt(2);
+  EXPECT_ERROR(rt.launch(line(2),
+                         [&](DeviceContext& ctx) {
+                           KernelSpec spec("sent_is_not_arrived");
+                           spec.set_race_detection(true);
+                           const BufferRef buf = spec.buffer({4}, DType::kInt32);
+                           const Semaphore ready = spec.semaphore();
+                           const DmaSemaphore send = spec.dma_semaphore();
+                           const DmaSemaphore recv = spec.dma_semaphore();
+                           run_kernel(ctx, spec, [&](KernelContext& k) {
+                             AsyncCopy copy = k.make_async_remote_copy(buf, buf, send, recv, 1);
+                             if (k.device_id() == 0) {
+                               copy.start();
+                               copy.wait_send();
+                               k.semaphore_signal(ready, 1, 1);
+                             } else {
+                               k.semaphore_wait(ready);
+                               (void)k.read<int32_t>(buf);  // the bug: before wait_recv
+                               copy.wait_recv();
+                             }
+                           });
+                         }),
+               DataRaceError, "the read of bytes [0, 16) by device 1 conflicts with the DMA write");
 }
 
 TEST(RaceDetectionTest, AWriteToASourceBeforeItsSendCompletedIsARace) {

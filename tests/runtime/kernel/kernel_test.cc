@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <numeric>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -379,8 +380,7 @@ TEST(KernelErrorTest, CopiesOfDifferentSizeOrDTypeAreErrorsNamingBothRegions) {
                    "has 2 coordinates but Mesh(x=2) has 1 axes");
       EXPECT_ERROR(k.make_async_remote_copy(a, a, s, s, DeviceId::mesh({2})), DeviceIdError,
                    "axis 'x' has size 2");
-      EXPECT_ERROR(k.semaphore_signal(Semaphore(k.barrier_semaphore()), 1), CollectiveIdError,
-                   "no collective id");
+      EXPECT_ERROR(k.barrier_semaphore(), CollectiveIdError, "no collective id");
     });
   });
 }
@@ -426,6 +426,17 @@ TEST(KernelErrorTest, OutOfRangeCountsAreErrors) {
 
 TEST(KernelErrorTest, ABarrierSemaphoreNeedsACollectiveId) {
   Runtime rt(1);
+  // A barrier handle from a kernel that has an id, used in one that has none.
+  std::optional<Semaphore> barrier;
+  rt.launch(ring_mesh(1), [&](DeviceContext& ctx) {
+    KernelSpec with_id("with_id");
+    with_id.set_collective_id(8);
+    run_kernel(ctx, with_id, [&](KernelContext& k) { barrier = k.barrier_semaphore(); });
+    run_kernel(ctx, KernelSpec("without"), [&](KernelContext& k) {
+      EXPECT_ERROR(k.semaphore_signal(*barrier, 1), CollectiveIdError,
+                   "kernel 'without' on device 0 uses a barrier semaphore but has no collective id");
+    });
+  });
   EXPECT_ERROR(rt.launch(ring_mesh(1),
                          [&](DeviceContext& ctx) {
                            run_kernel(ctx, KernelSpec("nobarrier"),
@@ -475,6 +486,35 @@ TEST(KernelErrorTest, AFailingBodyFailsTheLaunchAndReleasesTheOthers) {
                DeviceError, "device 2: std::runtime_error: boom");
 }
 
+// A body that catches its cancelled wait and goes on touching peers (whose
+// buffers may be gone) gets CancelledError from every further call.
+TEST(KernelErrorTest, ABodyThatCatchesTheCancellationCannotGoOn) {
+  Runtime rt(2);
+  std::atomic<int> refused{0};
+  EXPECT_ERROR(rt.launch(ring_mesh(2),
+                         [&](DeviceContext& ctx) {
+                           KernelSpec spec;
+                           const Semaphore sem = spec.semaphore();
+                           const BufferRef buf = spec.buffer({4}, DType::kFloat32);
+                           const DmaSemaphore s = spec.dma_semaphore();
+                           run_kernel(ctx, spec, [&](KernelContext& k) {
+                             if (k.device_id() == 1) throw std::runtime_error("boom");
+                             try {
+                               k.semaphore_wait(sem);
+                             } catch (const CancelledError&) {
+                             }
+                             try {
+                               k.make_async_remote_copy(buf, buf, s, s, 1).start();
+                             } catch (const CancelledError&) {
+                               refused.fetch_add(1);
+                               throw;
+                             }
+                           });
+                         }),
+               DeviceError, "device 1: std::runtime_error: boom");
+  EXPECT_EQ(refused.load(), 1);
+}
+
 TEST(KernelErrorTest, RunKernelOutsideItsLaunchIsAnError) {
   Runtime rt(1);
   DeviceContext* kept = nullptr;
@@ -498,7 +538,7 @@ TEST(KernelErrorTest, AContextOrCopyKeptPastItsKernelFailsCleanly) {
     EXPECT_ERROR(kept->semaphore_read(sem), RuntimeUsageError, "has returned");
     EXPECT_ERROR(copies[0].start(), RuntimeUsageError, "has returned");
     run_kernel(ctx, spec, [&](KernelContext& k) {
-      EXPECT_EQ(&k, kept);  // the same object, serving a new kernel
+      EXPECT_EQ(&k, kept);  // the same object (documented), serving the new kernel
       EXPECT_ERROR(copies[0].start(), RuntimeUsageError, "made in an earlier kernel");
     });
   });

@@ -1,14 +1,13 @@
 #pragma once
 // WaitNote: the count a device waits for on a counting word (a kernel's
 // semaphore: the word counts signals, the device has taken `consumed` of
-// them), so deadlock and timeout reports can say "waits for DMA semaphore 1
-// to reach 4096 (it holds 0)". Written by the device before it waits;
+// them), so deadlock and timeout reports can say "for DMA semaphore 1 to
+// reach 4096 (it holds 0)". Written by the device before it waits;
 // read racily by reporters, which trust the value only while the device is
 // blocked on `word` (Waiter::blocked_value, or `holds`). Internal to runtime/.
 
 #include <atomic>
 #include <cstdint>
-#include <string>
 
 #include "meshsim/runtime/exec/internal/wait_word.h"
 
@@ -16,7 +15,7 @@ namespace meshsim {
 
 struct WaitNote {
   std::atomic<const WaitWord*> word{nullptr};  // null: no counting wait
-  std::atomic<const char*> kind{nullptr};      // "regular semaphore", ...
+  std::atomic<const char*> kind{nullptr};      // "semaphore", "DMA semaphore", ...
   std::atomic<int> index{0};
   std::atomic<int64_t> target{0};
   std::atomic<uint32_t> consumed{0};  // in WaitWord steps

@@ -7,7 +7,11 @@
 namespace meshsim {
 
 uint32_t SemaphoreCell::value() const {
-  return WaitNote::held(signalled.load(), consumed.load(std::memory_order_relaxed));
+  // `consumed` first: the owner stores it (release) after reading the
+  // signals it took, so the signals read next are at least those, and the
+  // difference never goes below zero (which would read as ~2^31).
+  const uint32_t taken = consumed.load(std::memory_order_acquire);
+  return WaitNote::held(signalled.load(), taken);
 }
 
 SemaphoreCell* KernelWords::take(size_t n) {
@@ -34,7 +38,7 @@ KernelShard::KernelShard(const KernelSpec& spec, int devices, int position, Kern
                      static_cast<uint32_t>(spec.copy_seed() >> 32), static_cast<uint32_t>(position)};
   rng.seed(seed);
   if (spec.race_detection()) {
-    races = std::make_unique<ShardRaces>(2 * devices, static_cast<int>(spec.buffers().size()),
+    races = std::make_unique<ShardRaces>(RaceDetector::actors(devices), static_cast<int>(spec.buffers().size()),
                                          regular + dma + 1);
   }
   buffers.reserve(spec.buffers().size());

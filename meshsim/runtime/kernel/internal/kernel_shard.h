@@ -52,7 +52,9 @@ struct InFlightCopy {
   int send_cell = 0;
   bool signals_send = true;  // false for a local copy: it signals one semaphore
   int recv_cell = 0;
-  VectorClock clock;  // its DMA engine's at start (race detection only)
+  // What its send and its receive signals carry (race detection only).
+  VectorClock send_clock;
+  VectorClock recv_clock;
 };
 
 // The words a device's kernels at one nesting depth wait on: its

@@ -16,7 +16,7 @@ RaceDetector::RaceDetector(std::string kernel, std::vector<int> device_ids)
 std::string RaceDetector::actor_name(int actor) const {
   const int n = static_cast<int>(device_ids_.size());
   if (actor < n) return "device " + std::to_string(device_ids_[actor]);
-  return "a DMA started by device " + std::to_string(device_ids_[actor - n]);
+  return "a DMA started by device " + std::to_string(device_ids_[actor % n]);
 }
 
 void RaceDetector::access(ShardRaces& races, int owner, int buffer, size_t begin, size_t end,

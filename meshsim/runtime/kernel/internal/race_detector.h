@@ -3,19 +3,24 @@
 // the accesses to every symmetric buffer, for KernelSpec::set_race_detection.
 // Internal to runtime/.
 //
-// Actors: each device (its code) and each device's DMA engine (the copies
-// it started). A device's clock and its engine's are touched only by that
-// device's thread; a semaphore's pending signals and a buffer's access
-// history by anyone, under the lock of the shard that owns them.
+// Actors: each device (its code) and, per device, the two sides of the DMAs
+// it started: their reads of sources and their writes of destinations, so
+// that a copy's send signal (its source was read) does not order its write.
+// A device's clocks are touched only by that device's thread; a semaphore's
+// pending signals and a buffer's access history by anyone, under the lock of
+// the shard that owns them.
 //   - an access by an actor ticks its own component, then is checked
 //     against the buffer's history: a conflicting access (overlapping bytes,
 //     one of them a write) whose epoch the actor's clock does not cover is a
 //     DataRaceError naming both;
 //   - a signal carries the signaller's clock; a wait taking n units joins
 //     the clocks of the oldest n units signalled;
-//   - a copy's start joins the device's clock into its engine's, ticks the
-//     engine, records the DMA's read and write as the engine's, and its
-//     signals carry the engine's clock.
+//   - a copy's start joins the device's clock into its reader's and its
+//     writer's, ticks each, records the DMA's read as the reader's and its
+//     write as the writer's; its send signal carries the reader's clock, its
+//     receive signal the writer's. The copies a device started are ordered
+//     among themselves: waiting for a later one's receive also orders an
+//     earlier one's write.
 
 #include <cstdint>
 #include <deque>
@@ -40,7 +45,7 @@ class VectorClock {
 // signals pending on its semaphores.
 struct ShardRaces {
   ShardRaces(int actors, int buffers, int semaphores)
-      : device(actors), engine(actors), history(buffers), signals(semaphores) {}
+      : device(actors), reader(actors), writer(actors), history(buffers), signals(semaphores) {}
 
   struct Access {
     int actor;
@@ -55,7 +60,8 @@ struct ShardRaces {
   };
 
   VectorClock device;  // the device's code (its thread only)
-  VectorClock engine;  // its DMA engine (its thread only)
+  VectorClock reader;  // its DMAs' reads of their sources (its thread only)
+  VectorClock writer;  // its DMAs' writes of their destinations (its thread only)
   std::mutex mu;       // guards what follows
   std::vector<std::vector<Access>> history;  // by buffer
   std::vector<std::deque<Signal>> signals;   // by semaphore cell
@@ -66,10 +72,12 @@ class RaceDetector {
   // `device_ids` by mesh position, for messages.
   RaceDetector(std::string kernel, std::vector<int> device_ids);
 
-  int actors() const { return 2 * static_cast<int>(device_ids_.size()); }
+  // How many actors a clock counts: each device and its DMAs' two sides.
+  static int actors(int devices) { return 3 * devices; }
   int device_actor(int position) const { return position; }
-  int engine_actor(int position) const {
-    return static_cast<int>(device_ids_.size()) + position;
+  int reader_actor(int position) const { return static_cast<int>(device_ids_.size()) + position; }
+  int writer_actor(int position) const {
+    return 2 * static_cast<int>(device_ids_.size()) + position;
   }
 
   // Checks and records an access by `actor` (whose clock is `clock`, already
@@ -83,7 +91,7 @@ class RaceDetector {
   void take(ShardRaces& races, int cell, uint32_t units, VectorClock& clock) const;
 
  private:
-  // "device 3" or "the DMA engine of device 3".
+  // "device 3" or "a DMA started by device 3".
   std::string actor_name(int actor) const;
 
   std::string kernel_;
