@@ -26,9 +26,15 @@ struct Mode {
   CopyMode copies;
   uint64_t seed;
 };
+// The sanitizer jobs run two seeds; the normal build eight.
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+constexpr uint64_t kSeeds = 2;
+#else
+constexpr uint64_t kSeeds = 8;
+#endif
 std::vector<Mode> every_mode() {
   std::vector<Mode> modes = {{CopyMode::kEager, 0}, {CopyMode::kOnWait, 0}};
-  for (uint64_t seed = 0; seed < 8; ++seed) modes.push_back({CopyMode::kRandom, seed});
+  for (uint64_t seed = 0; seed < kSeeds; ++seed) modes.push_back({CopyMode::kRandom, seed});
   return modes;
 }
 
@@ -69,7 +75,7 @@ TEST(CopyModeTest, ACorrectKernelGivesTheSameResultInEveryMode) {
     for (int d = 0; d < n; ++d) expected.insert(expected.end(), 3, 100 * d + 7);
     for (const Mode& mode : every_mode()) {
       for (bool races : {false, true}) {
-        if (n == 64 && mode.copies == CopyMode::kRandom && mode.seed > 1) continue;
+        if (n == 64 && mode.copies == CopyMode::kRandom && mode.seed > 0) continue;
         const auto got = ring_all_gather(rt, n, mode, races);
         for (int d = 0; d < n; ++d) {
           ASSERT_EQ(got[d], expected) << "n=" << n << " mode=" << static_cast<int>(mode.copies)

@@ -495,10 +495,17 @@ TEST(KernelErrorTest, ABodyThatCatchesTheCancellationCannotGoOn) {
                          [&](DeviceContext& ctx) {
                            KernelSpec spec;
                            const Semaphore sem = spec.semaphore();
+                           const Semaphore entered = spec.semaphore();
                            const BufferRef buf = spec.buffer({4}, DType::kFloat32);
                            const DmaSemaphore s = spec.dma_semaphore();
                            run_kernel(ctx, spec, [&](KernelContext& k) {
-                             if (k.device_id() == 1) throw std::runtime_error("boom");
+                             // Device 1 fails only once device 0 is in the
+                             // body (not still leaving the entry meeting).
+                             if (k.device_id() == 1) {
+                               k.semaphore_wait(entered);
+                               throw std::runtime_error("boom");
+                             }
+                             k.semaphore_signal(entered, 1, 1);
                              try {
                                k.semaphore_wait(sem);
                              } catch (const CancelledError&) {
