@@ -49,6 +49,15 @@ Array small_integers(Shape shape, int salt) {
   return a;
 }
 
+// Each device's lhs shard and the rhs every device holds.
+struct Inputs {
+  explicit Inputs(const Problem& p) : rhs(small_integers({p.k_shard * p.devices, p.m}, 99)) {
+    for (int d = 0; d < p.devices; ++d) lhs.push_back(small_integers({p.n, p.k_shard}, d));
+  }
+  std::vector<Array> lhs;
+  Array rhs;
+};
+
 void set_counters(benchmark::State& state, const Problem& p) {
   // 2 n k m flops per device, every device.
   const double flops = 2.0 * p.n * p.k_shard * p.devices * p.m * p.devices;
@@ -60,15 +69,13 @@ void run_collective_matmul(benchmark::State& state) {
   const Problem p = problem_of(state);
   Runtime rt(p.devices);
   const Mesh mesh = Mesh::make({{"x", p.devices}});
-  std::vector<Array> lhs;
-  for (int d = 0; d < p.devices; ++d) lhs.push_back(small_integers({p.n, p.k_shard}, d));
-  const Array rhs = small_integers({p.k_shard * p.devices, p.m}, 99);
+  const Inputs in(p);
   std::vector<int> ring(p.devices);
   for (int d = 0; d < p.devices; ++d) ring[d] = d;
   const std::vector<std::vector<int>> rings{ring};
   for (auto _ : state) {
     rt.launch(mesh, [&](DeviceContext& ctx) {
-      const Array out = examples::bidirectional_allgather_matmul(ctx, lhs[ctx.position()], rhs,
+      const Array out = examples::bidirectional_allgather_matmul(ctx, in.lhs[ctx.position()], in.rhs,
                                                                  rings, /*collective_id=*/0);
       benchmark::DoNotOptimize(out.bytes());
     });
@@ -94,16 +101,14 @@ void BM_AllGatherMatmul(benchmark::State& state) {
   const Problem p = problem_of(state);
   Runtime rt(p.devices);
   const Mesh mesh = Mesh::make({{"x", p.devices}});
-  std::vector<Array> lhs;
-  for (int d = 0; d < p.devices; ++d) lhs.push_back(small_integers({p.n, p.k_shard}, d));
-  const Array rhs = small_integers({p.k_shard * p.devices, p.m}, 99);
+  const Inputs in(p);
   for (auto _ : state) {
     rt.launch(mesh, [&](DeviceContext& ctx) {
       const Array gathered =
-          all_gather(ctx, lhs[ctx.position()], "x", AllGatherOptions{.axis = 1, .tiled = true});
+          all_gather(ctx, in.lhs[ctx.position()], "x", AllGatherOptions{.axis = 1, .tiled = true});
       // float32 operands first, as the kernel multiplies (its rhs once, its
       // lhs shard by shard): Eigen's product is then one blocked GEMM.
-      const Array rhs_f32 = rhs.astype(DType::kFloat32);
+      const Array rhs_f32 = in.rhs.astype(DType::kFloat32);
       const Array lhs_f32 = gathered.astype(DType::kFloat32);
       Eigen::MatrixXf out(p.n, p.m);
       out.noalias() = matrix_view<float>(lhs_f32) * matrix_view<float>(rhs_f32);

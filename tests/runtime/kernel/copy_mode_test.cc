@@ -87,8 +87,9 @@ TEST(CopyModeTest, ACorrectKernelGivesTheSameResultInEveryMode) {
 }
 
 // Device 0 copies 42 to device 1 and tells it by a regular semaphore, which
-// a DMA does not wait for; device 1 reads before waiting for the copy.
-int32_t read_before_wait_recv(CopyMode mode, bool races = false) {
+// a DMA does not wait for (`send_first`: after waiting for the send); device
+// 1 reads before waiting for the copy.
+int32_t read_before_wait_recv(CopyMode mode, bool races = false, bool send_first = false) {
   Runtime rt(2);
   int32_t seen = -1;
   rt.launch(line(2), [&](DeviceContext& ctx) {
@@ -103,8 +104,9 @@ int32_t read_before_wait_recv(CopyMode mode, bool races = false) {
       if (k.device_id() == 0) {
         for (int32_t& v : k.write<int32_t>(buf)) v = 42;
         copy.start();
+        if (send_first) copy.wait_send();
         k.semaphore_signal(ready, 1, 1);
-        copy.wait_send();
+        if (!send_first) copy.wait_send();
       } else {
         k.semaphore_wait(ready);
         seen = k.read<int32_t>(buf)[0];  // the bug: before wait_recv
@@ -263,29 +265,8 @@ TEST(RaceDetectionTest, AReadBeforeTheCopyIsWaitedForIsARaceInEveryMode) {
 // The issuer waits for the send before telling the receiver: the source was
 // read, but nothing says the bytes arrived.
 TEST(RaceDetectionTest, ASendCompletedDoesNotOrderTheCopysWrite) {
-  Runtime rt(2);
-  EXPECT_ERROR(rt.launch(line(2),
-                         [&](DeviceContext& ctx) {
-                           KernelSpec spec("sent_is_not_arrived");
-                           spec.set_race_detection(true);
-                           const BufferRef buf = spec.buffer({4}, DType::kInt32);
-                           const Semaphore ready = spec.semaphore();
-                           const DmaSemaphore send = spec.dma_semaphore();
-                           const DmaSemaphore recv = spec.dma_semaphore();
-                           run_kernel(ctx, spec, [&](KernelContext& k) {
-                             AsyncCopy copy = k.make_async_remote_copy(buf, buf, send, recv, 1);
-                             if (k.device_id() == 0) {
-                               copy.start();
-                               copy.wait_send();
-                               k.semaphore_signal(ready, 1, 1);
-                             } else {
-                               k.semaphore_wait(ready);
-                               (void)k.read<int32_t>(buf);  // the bug: before wait_recv
-                               copy.wait_recv();
-                             }
-                           });
-                         }),
-               DataRaceError, "the read of bytes [0, 16) by device 1 conflicts with the DMA write");
+  EXPECT_ERROR(read_before_wait_recv(CopyMode::kEager, true, /*send_first=*/true), DataRaceError,
+               "the read of bytes [0, 16) by device 1 conflicts with the DMA write");
 }
 
 TEST(RaceDetectionTest, AWriteToASourceBeforeItsSendCompletedIsARace) {
