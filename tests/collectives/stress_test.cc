@@ -30,6 +30,7 @@
 #include <numeric>
 #include <random>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -624,14 +625,23 @@ bool check(const Program& program, int begin, const std::vector<std::vector<Reco
 std::vector<uint64_t> stress_seeds() {
   uint64_t first = 0;
   uint64_t count = kDefaultSeeds;
-  if (const char* env = std::getenv("MESHSIM_STRESS_SEEDS")) {
+  // Empty means unset; anything else malformed stops the executable with a
+  // message naming the variable (this runs before main, at registration).
+  if (const char* env = std::getenv("MESHSIM_STRESS_SEEDS"); env != nullptr && *env != '\0') {
     const std::string text = env;
+    const auto number = [&text](const std::string& part) {
+      if (part.empty() || part.find_first_not_of("0123456789") != std::string::npos) {
+        throw std::invalid_argument("MESHSIM_STRESS_SEEDS='" + text +
+                                    "': expected COUNT or FIRST:COUNT");
+      }
+      return std::stoull(part);
+    };
     const size_t colon = text.find(':');
     if (colon == std::string::npos) {
-      count = std::stoull(text);
+      count = number(text);
     } else {
-      first = std::stoull(text.substr(0, colon));
-      count = std::stoull(text.substr(colon + 1));
+      first = number(text.substr(0, colon));
+      count = number(text.substr(colon + 1));
     }
   }
   std::vector<uint64_t> seeds(count);
