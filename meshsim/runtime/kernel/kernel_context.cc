@@ -132,13 +132,6 @@ int KernelContext::cell(DmaSemaphore sem, const char* what) const {
   return shard_->dma_cell(sem.index());
 }
 
-// The name of cell `index` of `shard`, for messages.
-static std::string cell_name(const KernelShard& shard, int index) {
-  if (index < shard.regular) return "semaphore " + std::to_string(index);
-  if (index < shard.regular + shard.dma) return "DMA semaphore " + std::to_string(index - shard.regular);
-  return "the barrier semaphore";
-}
-
 void KernelContext::signal(int position, int index, uint32_t units, const VectorClock* clock,
                            const char* what) {
   KernelShard& target = *group_->shards[position];
@@ -146,7 +139,7 @@ void KernelContext::signal(int position, int index, uint32_t units, const Vector
   const int64_t before = c.value();
   if (before + static_cast<int64_t>(units) > kMaxValue) {
     throw SemaphoreError(prefix(what) + " adds " + std::to_string(units) +
-                         " to " + cell_name(target, index) + " of device " +
+                         " to " + target.cell_name(index) + " of device " +
                          std::to_string(device_->mesh().device_at(position)) + ", which holds " +
                          std::to_string(before) + ": past the most a semaphore holds, " +
                          std::to_string(kMaxValue));
@@ -158,7 +151,7 @@ void KernelContext::signal(int position, int index, uint32_t units, const Vector
       WaitNote::held(c.signalled.advance(units), c.consumed.load(std::memory_order_acquire));
   if (after > kMaxValue) {
     throw SemaphoreError(prefix(what) + " added " + std::to_string(units) + " to " +
-                         cell_name(target, index) + " of device " +
+                         target.cell_name(index) + " of device " +
                          std::to_string(device_->mesh().device_at(position)) +
                          " while others signalled it: it passed the most a semaphore holds, " +
                          std::to_string(kMaxValue));

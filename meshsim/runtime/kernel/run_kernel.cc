@@ -43,21 +43,14 @@ std::vector<int64_t> describe_buffers(const KernelSpec& spec) {
 // semaphores of `shard` not back at 0.
 std::string leftover_semaphores(const KernelShard& shard) {
   std::string out;
-  const auto note = [&out](const char* kind, int index, uint32_t value) {
-    if (value == 0) return;
-    // Piece by piece: g++ 12 warns falsely about `" " + std::string`.
+  for (int i = 0; i <= shard.barrier_cell(); ++i) {
+    const uint32_t value = shard.cells[i].value();
+    if (value == 0) continue;
     out += out.empty() ? " " : "; ";
-    out += kind;
-    if (index >= 0) {
-      out += ' ';
-      out += std::to_string(index);
-    }
+    out += shard.cell_name(i);
     out += " holds ";
     out += std::to_string(value);
-  };
-  for (int i = 0; i < shard.regular; ++i) note("semaphore", i, shard.cells[i].value());
-  for (int i = 0; i < shard.dma; ++i) note("DMA semaphore", i, shard.cells[shard.regular + i].value());
-  note("barrier semaphore", -1, shard.cells[shard.regular + shard.dma].value());
+  }
   return out;
 }
 

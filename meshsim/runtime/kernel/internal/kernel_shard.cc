@@ -28,6 +28,12 @@ SemaphoreCell* KernelWords::take(size_t n) {
   return cells_.get();
 }
 
+std::string KernelShard::cell_name(int index) const {
+  if (index < regular) return "semaphore " + std::to_string(index);
+  if (index < regular + dma) return "DMA semaphore " + std::to_string(index - regular);
+  return "the barrier semaphore";
+}
+
 KernelShard::KernelShard(const KernelSpec& spec, int devices, int position, KernelWords& words)
     : regular(spec.semaphores()),
       dma(spec.dma_semaphores()),

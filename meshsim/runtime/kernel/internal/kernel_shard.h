@@ -14,6 +14,7 @@
 #include <memory>
 #include <mutex>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "meshsim/runtime/array/array.h"
@@ -92,6 +93,9 @@ struct KernelShard {
   int regular_cell(int index) const { return index; }
   int dma_cell(int index) const { return regular + index; }
   int barrier_cell() const { return regular + dma; }
+  // "semaphore 2", "DMA semaphore 0", "the barrier semaphore": cell
+  // `index`, for messages.
+  std::string cell_name(int index) const;
 
   // Copies this device started and has not seen both phases of (its own
   // thread only), and the generator of CopyMode::kRandom's choices.
