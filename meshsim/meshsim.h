@@ -32,6 +32,7 @@
 #include "meshsim/runtime/kernel/device_id.h"        // IWYU pragma: export
 #include "meshsim/runtime/kernel/kernel_context.h"   // IWYU pragma: export
 #include "meshsim/runtime/kernel/kernel_spec.h"      // IWYU pragma: export
+#include "meshsim/runtime/kernel/mpmd_map.h"         // IWYU pragma: export
 #include "meshsim/runtime/kernel/run_kernel.h"       // IWYU pragma: export
 #include "meshsim/runtime/time/callback_model.h"     // IWYU pragma: export
 #include "meshsim/runtime/time/congestion_aware_model.h"    // IWYU pragma: export

@@ -7,6 +7,7 @@
 #include "meshsim/mesh/error.h"
 #include "meshsim/runtime/exec/errors.h"
 #include "meshsim/runtime/exec/internal/device_hooks.h"
+#include "meshsim/runtime/kernel/internal/kernel_programs.h"
 #include "meshsim/runtime/kernel/internal/kernel_shard.h"
 
 namespace meshsim {
@@ -106,6 +107,61 @@ const std::string& KernelContext::name() const {
   return name_;
 }
 
+int KernelContext::program() const {
+  check_usable("KernelContext::program");
+  return program_;
+}
+
+int KernelContext::num_programs() const {
+  check_usable("KernelContext::num_programs");
+  return static_cast<int>(programs_->programs.size());
+}
+
+const Mesh& KernelContext::program_mesh() const {
+  check_usable("KernelContext::program_mesh");
+  return *programs_->programs[program_].mesh;
+}
+
+int KernelContext::program_device_id() const {
+  check_usable("KernelContext::program_device_id");
+  return position_ - programs_->programs[program_].offset;
+}
+
+int KernelContext::axis_index(std::string_view axis) const {
+  check_usable("KernelContext::axis_index");
+  const Mesh& mesh = *programs_->programs[program_].mesh;
+  const int axis_position = mesh.abstract_mesh().axis_position(axis);  // UnknownAxisError
+  return mesh.coords_of_device(DeviceHooks::device(*device_).id)[axis_position];
+}
+
+int KernelContext::logical_id(int program, const DeviceId& device) const {
+  check_usable("KernelContext::logical_id");
+  const int programs = static_cast<int>(programs_->programs.size());
+  if (program < 0 || program >= programs) {
+    throw InvalidArgumentError(prefix("KernelContext::logical_id") + ": program " +
+                               std::to_string(program) + " is outside [0, " +
+                               std::to_string(programs) + ")");
+  }
+  const KernelProgram& p = programs_->programs[program];
+  try {
+    return p.offset + device.position_in(*p.mesh);
+  } catch (Error& e) {
+    e.add_context(prefix("KernelContext::logical_id") + ": program " + std::to_string(program));
+    throw;
+  }
+}
+
+int KernelContext::target_of(const DeviceId& device, const char* what) const {
+  try {
+    if (!device.by_coords()) return device.position_in(device_->mesh());
+    const KernelProgram& own = programs_->programs[program_];
+    return own.offset + device.position_in(*own.mesh);
+  } catch (Error& e) {
+    e.add_context(prefix(what));
+    throw;
+  }
+}
+
 int KernelContext::cell(Semaphore sem, const char* what) const {
   if (sem.is_barrier()) {
     if (!has_collective_id_) {
@@ -186,13 +242,7 @@ void KernelContext::semaphore_signal(Semaphore sem, int64_t inc, DeviceId device
                                std::to_string(inc) +
                                "; an increment must be in [1, " + std::to_string(kMaxValue) + "]");
   }
-  int target = 0;
-  try {
-    target = device.position_in(device_->mesh());
-  } catch (Error& e) {
-    e.add_context(prefix("semaphore_signal"));
-    throw;
-  }
+  const int target = target_of(device, "semaphore_signal");
   const int index = cell(sem, "semaphore_signal");
   const VectorClock* clock = group_->races ? &shard_->races->device : nullptr;
   signal(target, index, static_cast<uint32_t>(inc), clock, "semaphore_signal");
@@ -288,13 +338,7 @@ AsyncCopy KernelContext::make_async_remote_copy(const BufferRef& src, const Buff
 AsyncCopy KernelContext::make_copy(const char* kWhat, const BufferRef& src, const BufferRef& dst,
                                    DmaSemaphore send, DmaSemaphore recv, DeviceId device) {
   check_usable(kWhat);
-  int target = 0;
-  try {
-    target = device.position_in(device_->mesh());
-  } catch (Error& e) {
-    e.add_context(prefix(kWhat));
-    throw;
-  }
+  const int target = target_of(device, kWhat);
   bytes_of(src, position_, kWhat);
   bytes_of(dst, target, kWhat);
   cell(send, kWhat);

@@ -33,6 +33,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "meshsim/runtime/array/array.h"
 #include "meshsim/runtime/array/dtype.h"
@@ -46,6 +47,7 @@ class KernelContext;
 struct KernelGroup;
 struct KernelShard;
 class KernelWords;
+struct KernelPrograms;
 struct InFlightCopy;
 class VectorClock;
 
@@ -95,10 +97,28 @@ class KernelContext {
 
   // The device's context in the enclosing launch (axis_index and the like).
   DeviceContext& device();
-  // This device's logical id (its position in the mesh) and the device count.
+  // This device's logical id (its position in the launch's mesh) and the
+  // device count.
   int device_id() const;
   int num_devices() const;
   const std::string& name() const;
+
+  // The program this device runs: its index in mpmd_map's list, that
+  // program's mesh and this device's position in it, and how many programs
+  // the kernel has (run_kernel: program 0 of 1, on the launch's mesh, at
+  // device_id()).
+  int program() const;
+  int num_programs() const;
+  const Mesh& program_mesh() const;
+  int program_device_id() const;
+  // This device's index along `axis` of its program's mesh
+  // (UnknownAxisError if that mesh has no such axis).
+  int axis_index(std::string_view axis) const;
+  // The logical id of the device `device` names in program `program`'s mesh
+  // (a logical id there is a position in that mesh): what a copy or a
+  // signal to another program's device takes. InvalidArgumentError for a
+  // program out of range; DeviceIdError as for any id.
+  int logical_id(int program, const DeviceId& device) const;
 
   // Adds `inc` (in [1, kMaxSemaphoreValue]) to `sem` here or on `device`.
   // InvalidArgumentError for another `inc` or a semaphore the spec does not
@@ -155,6 +175,9 @@ class KernelContext {
   // inside this kernel (`generation`: the kernel a copy was made in).
   void check_usable(const char* what) const;
   void check_usable(const char* what, uint64_t generation) const;
+  // The launch position of the device `device` names (mesh coordinates: in
+  // this device's program); errors begin with prefix(what).
+  int target_of(const DeviceId& device, const char* what) const;
   // "kernel 'name' on device 3": how messages begin, after `what: `
   // (prefix).
   std::string who() const;
@@ -214,6 +237,8 @@ class KernelContext {
   KernelGroup* group_ = nullptr;
   KernelShard* shard_ = nullptr;  // this device's
   int position_ = 0;
+  const KernelPrograms* programs_ = nullptr;
+  int program_ = 0;
   std::string name_;
   // Counts the device's kernels at this nesting depth; active_ while one runs.
   uint64_t generation_ = 0;

@@ -7,20 +7,23 @@
 #include "meshsim/runtime/comm/internal/collective_call.h"
 #include "meshsim/runtime/exec/errors.h"
 #include "meshsim/runtime/exec/internal/device_hooks.h"
+#include "meshsim/runtime/exec/internal/launch.h"
 #include "meshsim/runtime/exec/internal/runtime_impl.h"
+#include "meshsim/runtime/kernel/internal/kernel_run.h"
 #include "meshsim/runtime/kernel/internal/kernel_shard.h"
 
 namespace meshsim {
 
 // Friend of KernelContext: sets its per-kernel fields.
 struct KernelRun {
-  static void run(DeviceContext& ctx, const KernelSpec& spec, void* body,
-                  void (*call)(void*, KernelContext&));
+  static void run(DeviceContext& ctx, const KernelSpec& spec, const KernelPrograms& programs,
+                  int program, FunctionRef<void(KernelContext&)> body);
   // The device's context at the first nesting depth no kernel uses.
   static KernelContext& free_context(DeviceState& device);
   static KernelWords& words(KernelContext& k);
   static void enter(KernelContext& k, DeviceContext& ctx, const KernelSpec& spec,
-                    KernelGroup& group, KernelShard& shard, int position);
+                    KernelGroup& group, KernelShard& shard, int position,
+                    const KernelPrograms& programs, int program);
 };
 
 namespace {
@@ -66,6 +69,20 @@ struct CollectiveIdClaim {
   }
 };
 
+// `error`, thrown on `device_id` in a kernel program labelled `label`, with
+// the label in front (a meshsim::Error keeps its type; anything else becomes
+// the DeviceError the launch would make of it).
+std::exception_ptr labelled(std::exception_ptr error, int device_id, const std::string& label) {
+  if (label.empty()) return error;
+  error = attribute_error(device_id, std::move(error));
+  try {
+    std::rethrow_exception(error);
+  } catch (Error& e) {
+    e.add_context(label);
+  }
+  return error;
+}
+
 }  // namespace
 
 KernelContext& KernelRun::free_context(DeviceState& device) {
@@ -87,8 +104,11 @@ KernelWords& KernelRun::words(KernelContext& k) {
 }
 
 void KernelRun::enter(KernelContext& k, DeviceContext& ctx, const KernelSpec& spec,
-                      KernelGroup& group, KernelShard& shard, int position) {
+                      KernelGroup& group, KernelShard& shard, int position,
+                      const KernelPrograms& programs, int program) {
   k.device_ = &ctx;
+  k.programs_ = &programs;
+  k.program_ = program;
   k.copy_mode_ = spec.copy_mode();
   k.has_collective_id_ = spec.collective_id().has_value();
   k.group_ = &group;
@@ -99,9 +119,10 @@ void KernelRun::enter(KernelContext& k, DeviceContext& ctx, const KernelSpec& sp
   k.active_.store(true, std::memory_order_relaxed);
 }
 
-void KernelRun::run(DeviceContext& ctx, const KernelSpec& spec, void* body,
-                    void (*call)(void*, KernelContext&)) {
+void KernelRun::run(DeviceContext& ctx, const KernelSpec& spec, const KernelPrograms& programs,
+                    int program, FunctionRef<void(KernelContext&)> body) {
   DeviceHooks::check_usable(ctx, "run_kernel");
+  const std::string label = programs.label(program);
   const std::string holder = "kernel '" + spec.name() + "' on " + ctx.mesh().to_string();
   if (DeviceHooks::clock(ctx).on()) {
     throw RuntimeUsageError("run_kernel: " + holder +
@@ -109,6 +130,13 @@ void KernelRun::run(DeviceContext& ctx, const KernelSpec& spec, void* body,
                             "copies and semaphores yet");
   }
   DeviceState& device = DeviceHooks::device(ctx);
+  // Fails the launch with `error` (labelled) once no peer can touch this
+  // device's buffers any more, and rethrows it.
+  auto fail = [&](std::exception_ptr error) {
+    error = labelled(std::move(error), device.id, label);
+    if (!DeviceHooks::waiter(ctx).cancelled()) DeviceHooks::fail_and_settle(ctx, error);
+    std::rethrow_exception(error);
+  };
   Waiter& waiter = DeviceHooks::waiter(ctx);
   const GroupRef group = DeviceHooks::group(ctx, AxisNames(ctx.mesh().abstract_mesh().axis_names()));
   Rendezvous& meeting = *group.rendezvous;
@@ -145,7 +173,7 @@ void KernelRun::run(DeviceContext& ctx, const KernelSpec& spec, void* body,
       .param("race_detection", spec.race_detection());
   entry.list_name = "name_hash_and_buffers";
   entry.list = buffers;
-  {
+  try {
     OpScope scope(ctx, "run_kernel (entry)", group);
     meeting.slot(position).publish(entry, nullptr, nullptr, position == 0 ? &kernel_group : nullptr);
     meeting.meet(position, waiter);
@@ -155,18 +183,20 @@ void KernelRun::run(DeviceContext& ctx, const KernelSpec& spec, void* body,
     }
     kernel_group->shards[position] = shard.get();
     meeting.arrive(position, waiter);  // every shard is in the table
+  } catch (...) {
+    // No body ran yet: the launch fails as for any device error.
+    std::rethrow_exception(labelled(std::current_exception(), device.id, label));
   }
 
-  KernelRun::enter(kernel, ctx, spec, *kernel_group, *shard, position);
+  KernelRun::enter(kernel, ctx, spec, *kernel_group, *shard, position, programs, program);
   try {
-    call(body, kernel);
+    body(kernel);
     kernel.finish_reads();  // no copy in flight may read a source after the exit meeting
   } catch (...) {
     kernel.active_.store(false, std::memory_order_relaxed);
     // Peers may still copy into this device's buffers: fail the launch and
     // free them only once none can (a cancelled wait already waited so).
-    if (!waiter.cancelled()) DeviceHooks::fail_and_settle(ctx, std::current_exception());
-    throw;
+    fail(std::current_exception());
   }
 
   CollectiveCall exit_call("run_kernel (exit)", DType::kFloat32, {});
@@ -176,8 +206,7 @@ void KernelRun::run(DeviceContext& ctx, const KernelSpec& spec, void* body,
     meeting.meet(position, waiter);
   } catch (...) {
     kernel.active_.store(false, std::memory_order_relaxed);
-    if (!waiter.cancelled()) DeviceHooks::fail_and_settle(ctx, std::current_exception());
-    throw;
+    fail(std::current_exception());
   }
   kernel.active_.store(false, std::memory_order_relaxed);
   // Every device has left its body: nobody starts a copy or signals any
@@ -185,16 +214,25 @@ void KernelRun::run(DeviceContext& ctx, const KernelSpec& spec, void* body,
   kernel.finish_writes();
   const std::string leftover = leftover_semaphores(*shard);
   if (!leftover.empty()) {
-    throw SemaphoreError(holder + " exited with semaphores of device " + std::to_string(device.id) +
+    SemaphoreError error(holder + " exited with semaphores of device " + std::to_string(device.id) +
                          " not back at 0:" + leftover);
+    if (!label.empty()) error.add_context(label);
+    throw error;
   }
+}
+
+void run_kernel_program(DeviceContext& ctx, const KernelSpec& spec, const KernelPrograms& programs,
+                        int program, FunctionRef<void(KernelContext&)> body) {
+  KernelRun::run(ctx, spec, programs, program, body);
 }
 
 namespace detail {
 
 void run_kernel(DeviceContext& ctx, const KernelSpec& spec, void* body,
                 void (*call)(void* body, KernelContext& kernel)) {
-  KernelRun::run(ctx, spec, body, call);
+  DeviceHooks::check_usable(ctx, "run_kernel");
+  const KernelPrograms one{{KernelProgram{&ctx.mesh(), 0}}};
+  KernelRun::run(ctx, spec, one, 0, [&](KernelContext& kernel) { call(body, kernel); });
 }
 
 }  // namespace detail

@@ -23,10 +23,9 @@ std::string readable_name(const std::type_info* type) {
   return status == 0 && name != nullptr ? name.get() : type->name();
 }
 
-// `error`, thrown by device `device_id`'s code, as the caller will see it:
-// meshsim errors keep their type and get the device; anything else becomes a
-// DeviceError naming the device, the type and the message.
-std::exception_ptr attribute(int device_id, std::exception_ptr error) {
+}  // namespace
+
+std::exception_ptr attribute_error(int device_id, std::exception_ptr error) {
   try {
     std::rethrow_exception(error);
   } catch (Error& e) {
@@ -40,8 +39,6 @@ std::exception_ptr attribute(int device_id, std::exception_ptr error) {
         "", error));
   }
 }
-
-}  // namespace
 
 Launch::Launch(MeshState& mesh, std::vector<DeviceState*> devices,
                FunctionRef<void(DeviceContext&)> body, WaitPolicy policy,
@@ -126,7 +123,7 @@ void Launch::export_events(LaunchRecord& record) const {
 }
 
 void Launch::fail(int device_id, std::exception_ptr error) {
-  if (device_id >= 0) error = attribute(device_id, std::move(error));
+  if (device_id >= 0) error = attribute_error(device_id, std::move(error));
   {
     std::lock_guard lock(error_mu_);
     if (error_ == nullptr) error_ = std::move(error);

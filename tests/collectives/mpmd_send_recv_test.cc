@@ -1,0 +1,44 @@
+// mpmd_map's programs talk by psend / precv over the launch's kMpmdAxis,
+// with logical ids as axis indices (the collectives layer's side of
+// runtime/kernel/mpmd_map.h).
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "meshsim/collectives/send_recv.h"
+#include "meshsim/runtime/exec/runtime.h"
+#include "meshsim/runtime/kernel/mpmd_map.h"
+
+namespace meshsim {
+namespace {
+
+Mesh line(const char* axis, std::vector<int> devices) {
+  const int n = static_cast<int>(devices.size());
+  return Mesh(AbstractMesh({{axis, n}}), std::move(devices));
+}
+
+// Each producer sends to the consumer at its index along 'x'.
+TEST(MpmdMapTest, ProgramsTalkByPsendAndPrecv) {
+  Runtime rt(4);
+  std::vector<float> got(4, -1);
+  const std::vector<MpmdProgram> programs{
+      {line("x", {0, 1}),
+       [&](KernelContext& k) {
+         const int me = k.device_id();
+         const Array x = Array::full({3}, DType::kFloat32, (me + 1) * 2.5);
+         psend(k.device(), x, std::string(kMpmdAxis), {{me, k.logical_id(1, k.axis_index("x"))}});
+       }},
+      {line("x", {2, 3}), [&](KernelContext& k) {
+         const int me = k.device_id();
+         const Array in = precv(k.device(), Token{}, {3}, DType::kFloat32, std::string(kMpmdAxis),
+                                {{k.logical_id(0, k.axis_index("x")), me}});
+         got[k.device().device_id()] = in.span<float>()[2];
+       }}};
+  mpmd_map(rt, programs, KernelSpec());
+  EXPECT_EQ(got, (std::vector<float>{-1, -1, 2.5f, 5.0f}));
+}
+
+}  // namespace
+}  // namespace meshsim
