@@ -11,6 +11,11 @@
 //   (MESHSIM_KERNEL_RACES=1 while it runs).
 // Wall time per launch (real time; the devices' threads do the work). Read
 // the rows against each other from one run: the machine is shared.
+// modeled_us: one more launch with virtual time, on a TPU-like machine (a
+// bidirectional ring of 50 GB/s links with 1 us latency, transfers sharing
+// a link share its bandwidth; 200 TFLOP/s and 1 TB/s of memory per
+// device): the modeled duration, in which the kernel's DMAs overlap its
+// products and all_gather's transfers precede the matmul.
 //
 // Run: meshsim_bench_collective_matmul --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 
@@ -19,6 +24,8 @@
 #include <Eigen/Core>
 
 #include <cstdlib>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -58,6 +65,21 @@ struct Inputs {
   Array rhs;
 };
 
+std::shared_ptr<const VirtualTime> tpu_like_ring(int devices) {
+  auto time = std::make_shared<VirtualTime>();
+  time->network = std::make_shared<CongestionAwareModel>(
+      Topology({{DimensionKind::bidirectional_ring, devices, 50e9, 1e-6}}));
+  time->device = DeviceSpec{200e12, 1e12};
+  return time;
+}
+
+// Runs `body` once more with virtual time; the modeled duration in us.
+double modeled_us(Runtime& rt, const Mesh& mesh, const std::function<void(DeviceContext&)>& body) {
+  LaunchRecord record;
+  rt.launch(mesh, body, {.time = tpu_like_ring(mesh.size()), .record = &record});
+  return record.makespan() * 1e6;
+}
+
 void set_counters(benchmark::State& state, const Problem& p) {
   // 2 n k m flops per device, every device.
   const double flops = 2.0 * p.n * p.k_shard * p.devices * p.m * p.devices;
@@ -73,14 +95,14 @@ void run_collective_matmul(benchmark::State& state) {
   std::vector<int> ring(p.devices);
   for (int d = 0; d < p.devices; ++d) ring[d] = d;
   const std::vector<std::vector<int>> rings{ring};
-  for (auto _ : state) {
-    rt.launch(mesh, [&](DeviceContext& ctx) {
-      const Array out = examples::bidirectional_allgather_matmul(ctx, in.lhs[ctx.position()], in.rhs,
-                                                                 rings, /*collective_id=*/0);
-      benchmark::DoNotOptimize(out.bytes());
-    });
-  }
+  auto body = [&](DeviceContext& ctx) {
+    const Array out = examples::bidirectional_allgather_matmul(ctx, in.lhs[ctx.position()], in.rhs,
+                                                               rings, /*collective_id=*/0);
+    benchmark::DoNotOptimize(out.bytes());
+  };
+  for (auto _ : state) rt.launch(mesh, body);
   set_counters(state, p);
+  state.counters["modeled_us"] = modeled_us(rt, mesh, body);
 }
 
 void BM_CollectiveMatmul(benchmark::State& state) { run_collective_matmul(state); }
@@ -102,20 +124,23 @@ void BM_AllGatherMatmul(benchmark::State& state) {
   Runtime rt(p.devices);
   const Mesh mesh = Mesh::make({{"x", p.devices}});
   const Inputs in(p);
-  for (auto _ : state) {
-    rt.launch(mesh, [&](DeviceContext& ctx) {
-      const Array gathered =
-          all_gather(ctx, in.lhs[ctx.position()], "x", AllGatherOptions{.axis = 1, .tiled = true});
-      // float32 operands first, as the kernel multiplies (its rhs once, its
-      // lhs shard by shard): Eigen's product is then one blocked GEMM.
-      const Array rhs_f32 = in.rhs.astype(DType::kFloat32);
-      const Array lhs_f32 = gathered.astype(DType::kFloat32);
-      Eigen::MatrixXf out(p.n, p.m);
-      out.noalias() = matrix_view<float>(lhs_f32) * matrix_view<float>(rhs_f32);
-      benchmark::DoNotOptimize(out.data());
-    });
-  }
+  auto body = [&](DeviceContext& ctx) {
+    const Array gathered =
+        all_gather(ctx, in.lhs[ctx.position()], "x", AllGatherOptions{.axis = 1, .tiled = true});
+    // float32 operands first, as the kernel multiplies (its rhs once, its
+    // lhs shard by shard): Eigen's product is then one blocked GEMM.
+    const Array rhs_f32 = in.rhs.astype(DType::kFloat32);
+    const Array lhs_f32 = gathered.astype(DType::kFloat32);
+    Eigen::MatrixXf out(p.n, p.m);
+    out.noalias() = matrix_view<float>(lhs_f32) * matrix_view<float>(rhs_f32);
+    benchmark::DoNotOptimize(out.data());
+    // Virtual time: the same roofline terms as the kernel's products.
+    const double n = p.n, k = static_cast<double>(p.k_shard) * p.devices, m = p.m;
+    ctx.compute(2 * n * k * m, 2 * (n * k + k * m) + 8 * n * m);
+  };
+  for (auto _ : state) rt.launch(mesh, body);
   set_counters(state, p);
+  state.counters["modeled_us"] = modeled_us(rt, mesh, body);
 }
 
 // 8 devices; (n, k_shard, m) small (latency-bound) and larger (compute-bound).

@@ -186,6 +186,11 @@ class Kernel {
     const Eigen::Map<const RowMatrix<Eigen::bfloat16>> shard(
         k_.read<Eigen::bfloat16>(ref).data(), ref.shape()[0], ref.shape()[1]);
     out_.noalias() += shard.cast<float>() * rhs_.middleRows(source * ref.shape()[1], ref.shape()[1]);
+    // Virtual time: the product on the device's roofline (bfloat16 operands,
+    // the float32 block read and written).
+    const double n = static_cast<double>(ref.shape()[0]), k = static_cast<double>(ref.shape()[1]);
+    const double m = static_cast<double>(out_.cols());
+    k_.device().compute(2 * n * k * m, 2 * (n * k + k * m) + 8 * n * m);
   }
 
   KernelContext& k_;

@@ -31,6 +31,9 @@
 // Cost per device: L - 1 DMAs of n·k_shard bfloat16 (one per direction per
 // step, the last step none, the init step one), L products of (n, k_shard) by
 // (k_shard, m), and at most buffering - 1 shards in flight per direction.
+// With virtual time each product is DeviceContext::compute on the launch's
+// DeviceSpec roofline (which must then be set), overlapping the DMAs in
+// flight.
 
 #include <vector>
 

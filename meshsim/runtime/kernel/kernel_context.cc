@@ -2,11 +2,16 @@
 
 #include <algorithm>
 #include <cstring>
+#include <deque>
 #include <memory>
+#include <optional>
+#include <vector>
 
 #include "meshsim/mesh/error.h"
 #include "meshsim/runtime/exec/errors.h"
+#include "meshsim/runtime/comm/internal/mesh_state.h"
 #include "meshsim/runtime/exec/internal/device_hooks.h"
+#include "meshsim/runtime/time/internal/launch_time.h"
 #include "meshsim/runtime/kernel/internal/kernel_programs.h"
 #include "meshsim/runtime/kernel/internal/kernel_shard.h"
 
@@ -49,6 +54,10 @@ const char* kind_of(Semaphore sem) { return sem.is_barrier() ? "barrier semaphor
 std::string sem_name(Semaphore sem) {
   return sem.is_barrier() ? "the barrier semaphore" : "semaphore " + std::to_string(sem.index());
 }
+
+// What a copy's send signal carries: its completion costs its issuer
+// nothing past the departure (the receiver's wait pays the transfer).
+SignalStamp send_stamp(const InFlightCopy& f) { return {f.stamp.source, f.stamp.departure, 0, 0}; }
 
 }  // namespace
 
@@ -189,7 +198,7 @@ int KernelContext::cell(DmaSemaphore sem, const char* what) const {
 }
 
 void KernelContext::signal(int position, int index, uint32_t units, const VectorClock* clock,
-                           const char* what) {
+                           const SignalStamp* stamp, const char* what) {
   KernelShard& target = *group_->shards[position];
   SemaphoreCell& c = target.cells[index];
   const int64_t before = c.value();
@@ -201,6 +210,10 @@ void KernelContext::signal(int position, int index, uint32_t units, const Vector
                          std::to_string(kMaxValue));
   }
   if (group_->races) group_->races->signal(*target.races, index, units, *clock);
+  if (stamp != nullptr && target.stamps != nullptr) {
+    std::lock_guard lock(target.stamps->mu);
+    target.stamps->pending[static_cast<size_t>(index)].push_back({units, *stamp, false});
+  }
   // Checked again after adding: signallers that passed the check above at
   // once may together pass the limit (one of them then fails).
   const uint32_t after =
@@ -216,6 +229,7 @@ void KernelContext::signal(int position, int index, uint32_t units, const Vector
 
 void KernelContext::take(int index, uint32_t units, const char* op, const char* kind,
                          int number) {
+  TraceScope trace(*device_, TraceKind::kTransfer, op, *meeting_);
   SemaphoreCell& c = shard_->cells[index];
   const uint32_t consumed = c.consumed.load(std::memory_order_relaxed);
   const auto enough = [consumed, units](uint32_t value) {
@@ -227,7 +241,51 @@ void KernelContext::take(int index, uint32_t units, const char* op, const char* 
     DeviceHooks::waiter(*device_).wait(c.signalled, enough);
   }
   c.consumed.store(consumed + units, std::memory_order_release);
+  took(index, units, trace.event());
+}
+
+void KernelContext::took(int index, uint32_t units, RawTraceEvent* event) {
   if (group_->races) group_->races->take(*shard_->races, index, units, shard_->races->device);
+  if (shard_->stamps == nullptr) return;
+  std::vector<SignalStamp> fresh;  // the signals no wait took part of before
+  {
+    std::lock_guard lock(shard_->stamps->mu);
+    std::deque<ShardStamps::Pending>& pending = shard_->stamps->pending[static_cast<size_t>(index)];
+    while (units > 0 && !pending.empty()) {
+      ShardStamps::Pending& oldest = pending.front();
+      if (!oldest.taken_before) fresh.push_back(oldest.stamp);
+      oldest.taken_before = true;
+      const uint32_t taken = std::min(units, oldest.units);
+      units -= taken;
+      oldest.units -= taken;
+      if (oldest.units == 0) pending.pop_front();
+    }
+  }
+  DeviceClock& clock = DeviceHooks::clock(*device_);
+  const int me = DeviceHooks::device(*device_).id;
+  for (const SignalStamp& s : fresh) {
+    if (clock.on()) {
+      if (s.source != me) {
+        clock.receive(s.source, me, s.bytes, s.departure);
+      } else {
+        // Its own signal, or a copy within its memory: at the device's
+        // memory bandwidth when the launch's DeviceSpec gives one.
+        const double bandwidth = clock.time->device().memory_bandwidth;
+        clock.join_after(me, s.departure,
+                         s.bytes > 0 && bandwidth > 0 ? static_cast<double>(s.bytes) / bandwidth : 0.0);
+      }
+    }
+    if (event != nullptr && s.source != me) {
+      event->from = s.source;
+      event->flow_in = s.flow;
+      event->recv_bytes += s.bytes;
+    }
+  }
+}
+
+SignalStamp KernelContext::stamp_now(int64_t bytes, RawTraceEvent* sent) {
+  const std::optional<LinkStamp> link = DeviceHooks::stamp(*device_, sent);
+  return {DeviceHooks::device(*device_).id, link ? link->departure : 0.0, bytes, link ? link->flow : 0};
 }
 
 void KernelContext::semaphore_signal(Semaphore sem, int64_t inc) {
@@ -244,8 +302,11 @@ void KernelContext::semaphore_signal(Semaphore sem, int64_t inc, DeviceId device
   }
   const int target = target_of(device, "semaphore_signal");
   const int index = cell(sem, "semaphore_signal");
+  TraceScope trace(*device_, TraceKind::kTransfer, "semaphore_signal", *meeting_);
+  if (RawTraceEvent* e = trace.event()) e->to = device_->mesh().device_at(target);
   const VectorClock* clock = group_->races ? &shard_->races->device : nullptr;
-  signal(target, index, static_cast<uint32_t>(inc), clock, "semaphore_signal");
+  const SignalStamp stamp = stamp_now(0, target != position_ ? trace.event() : nullptr);
+  signal(target, index, static_cast<uint32_t>(inc), clock, &stamp, "semaphore_signal");
 }
 
 void KernelContext::semaphore_wait(Semaphore sem, int64_t value) {
@@ -368,6 +429,7 @@ AsyncCopy KernelContext::make_async_copy(const BufferRef& src, const BufferRef& 
 
 void KernelContext::start(const AsyncCopy& copy) {
   static constexpr const char* kWhat = "AsyncCopy::start";
+  TraceScope trace(*device_, TraceKind::kTransfer, kWhat, *meeting_);
   auto flight = std::make_shared<InFlightCopy>();
   InFlightCopy& f = *flight;
   f.from = bytes_of(copy.src_, position_, kWhat);
@@ -378,6 +440,13 @@ void KernelContext::start(const AsyncCopy& copy) {
   f.send_cell = cell(copy.send_, kWhat);
   f.signals_send = !copy.local_;
   f.recv_cell = cell(copy.recv_, kWhat);
+  if (RawTraceEvent* e = trace.event()) {
+    e->to = device_->mesh().device_at(f.target);
+    e->bytes = static_cast<int64_t>(f.bytes);
+  }
+  if (shard_->stamps != nullptr) {
+    f.stamp = stamp_now(static_cast<int64_t>(f.bytes), f.target != position_ ? trace.event() : nullptr);
+  }
   if (const RaceDetector* races = group_->races.get()) {
     // The copy's read and write come after everything the device did so
     // far, and before nothing it does next until it waits for them.
@@ -414,9 +483,10 @@ void KernelContext::signal_done(const InFlightCopy& f) {
   if (f.bytes == 0) return;
   const bool races = group_->races != nullptr;
   const uint32_t units = static_cast<uint32_t>(f.bytes);
-  signal(f.target, f.recv_cell, units, races ? &f.recv_clock : nullptr, "AsyncCopy");
+  signal(f.target, f.recv_cell, units, races ? &f.recv_clock : nullptr, &f.stamp, "AsyncCopy");
   if (f.signals_send) {
-    signal(f.issuer, f.send_cell, units, races ? &f.send_clock : nullptr, "AsyncCopy");
+    const SignalStamp sent = send_stamp(f);
+    signal(f.issuer, f.send_cell, units, races ? &f.send_clock : nullptr, &sent, "AsyncCopy");
   }
 }
 
@@ -426,8 +496,9 @@ void KernelContext::read_source(InFlightCopy& f) {
   f.staging.assign(f.from, f.from + f.bytes);
   f.read = true;
   if (f.bytes > 0 && f.signals_send) {
+    const SignalStamp sent = send_stamp(f);
     signal(f.issuer, f.send_cell, static_cast<uint32_t>(f.bytes),
-           group_->races ? &f.send_clock : nullptr, "AsyncCopy");
+           group_->races ? &f.send_clock : nullptr, &sent, "AsyncCopy");
   }
 }
 
@@ -442,7 +513,7 @@ void KernelContext::write_destination(InFlightCopy& f) {
     f.written = wrote = true;
     if (f.bytes > 0) {
       signal(f.target, f.recv_cell, static_cast<uint32_t>(f.bytes),
-             group_->races ? &f.recv_clock : nullptr, "AsyncCopy");
+             group_->races ? &f.recv_clock : nullptr, &f.stamp, "AsyncCopy");
     }
   }
   // A receiver asleep until its copies arrive rechecks.
@@ -542,6 +613,7 @@ void KernelContext::wait_for_arrivals(int index, size_t bytes, const char* what,
   // The copies to this device land when it waits for them: it writes those
   // that have come for this semaphore until it holds enough, and sleeps
   // until another comes.
+  TraceScope trace(*device_, TraceKind::kTransfer, what, *meeting_);
   SemaphoreCell& c = shard_->cells[index];
   const uint32_t units = static_cast<uint32_t>(bytes);
   const uint32_t consumed = c.consumed.load(std::memory_order_relaxed);
@@ -559,7 +631,7 @@ void KernelContext::wait_for_arrivals(int index, size_t bytes, const char* what,
     DeviceHooks::waiter(*device_).wait_change(shard_->inbox_posted, seen);
   }
   c.consumed.store(consumed + units, std::memory_order_release);
-  if (group_->races) group_->races->take(*shard_->races, index, units, shard_->races->device);
+  took(index, units, trace.event());
 }
 
 void KernelContext::finish_reads() { read_started(-1); }

@@ -44,11 +44,14 @@
 namespace meshsim {
 
 class KernelContext;
+struct GroupRef;
 struct KernelGroup;
 struct KernelShard;
 class KernelWords;
 struct KernelPrograms;
 struct InFlightCopy;
+struct RawTraceEvent;
+struct SignalStamp;
 class VectorClock;
 
 // One DMA from `src` on this device to `dst` on a device of the kernel
@@ -192,11 +195,20 @@ class KernelContext {
   int cell(Semaphore sem, const char* what) const;
   int cell(DmaSemaphore sem, const char* what) const;
   // Adds `units` to cell `cell` of the device at `position`, with
-  // `clock` for race detection (SemaphoreError past the most it holds).
+  // `clock` for race detection and `stamp` for virtual time and traces
+  // (each ignored when null or off; SemaphoreError past the most it holds).
   void signal(int position, int cell, uint32_t units, const VectorClock* clock,
-              const char* what);
+              const SignalStamp* stamp, const char* what);
   // Waits until this device's cell `cell` holds `units` and takes them.
   void take(int cell, uint32_t units, const char* op, const char* kind, int index);
+  // After a wait took `units` from cell `cell`: joins the race detector's
+  // clocks of their signals, and prices each signal a wait takes for the
+  // first time (the device's clock joins its arrival), noting the sender
+  // in `event` (null: not traced).
+  void took(int cell, uint32_t units, RawTraceEvent* event);
+  // A signal or copy of `bytes` beginning now (the trace event `sent`, if
+  // any, gets its flow).
+  SignalStamp stamp_now(int64_t bytes, RawTraceEvent* sent);
   void start(const AsyncCopy& copy);
   // Waits for a copy's send (`receive` false) or receive semaphore.
   void wait_dma(DmaSemaphore sem, size_t bytes, bool receive, const char* what);
@@ -239,6 +251,7 @@ class KernelContext {
   int position_ = 0;
   const KernelPrograms* programs_ = nullptr;
   int program_ = 0;
+  const GroupRef* meeting_ = nullptr;  // the kernel's group (for trace events)
   std::string name_;
   // Counts the device's kernels at this nesting depth; active_ while one runs.
   uint64_t generation_ = 0;

@@ -28,9 +28,8 @@
 // runtime (RuntimeUsageError); an axis name two meshes share has one size
 // in both, and no device is in two meshes (MeshError naming the axis or the
 // device and both programs). Several functions on one device (the core
-// types of one chip sharing its memory) are not supported yet. As with
-// run_kernel, a launch that keeps virtual time refuses kernels
-// (RuntimeUsageError) and kernel operations are not traced.
+// types of one chip sharing its memory) are not supported yet. Virtual time
+// and traces as in run_kernel.
 //
 // Thread safety and nesting: as Runtime::launch (exec/runtime.h); the
 // programs and their bodies must outlive the call.

@@ -23,7 +23,7 @@ struct KernelRun {
   static KernelWords& words(KernelContext& k);
   static void enter(KernelContext& k, DeviceContext& ctx, const KernelSpec& spec,
                     KernelGroup& group, KernelShard& shard, int position,
-                    const KernelPrograms& programs, int program);
+                    const KernelPrograms& programs, int program, const GroupRef& meeting);
 };
 
 namespace {
@@ -105,10 +105,11 @@ KernelWords& KernelRun::words(KernelContext& k) {
 
 void KernelRun::enter(KernelContext& k, DeviceContext& ctx, const KernelSpec& spec,
                       KernelGroup& group, KernelShard& shard, int position,
-                      const KernelPrograms& programs, int program) {
+                      const KernelPrograms& programs, int program, const GroupRef& meeting) {
   k.device_ = &ctx;
   k.programs_ = &programs;
   k.program_ = program;
+  k.meeting_ = &meeting;
   k.copy_mode_ = spec.copy_mode();
   k.has_collective_id_ = spec.collective_id().has_value();
   k.group_ = &group;
@@ -124,11 +125,6 @@ void KernelRun::run(DeviceContext& ctx, const KernelSpec& spec, const KernelProg
   DeviceHooks::check_usable(ctx, "run_kernel");
   const std::string label = programs.label(program);
   const std::string holder = "kernel '" + spec.name() + "' on " + ctx.mesh().to_string();
-  if (DeviceHooks::clock(ctx).on()) {
-    throw RuntimeUsageError("run_kernel: " + holder +
-                            " in a launch that keeps virtual time: kernels do not price their "
-                            "copies and semaphores yet");
-  }
   DeviceState& device = DeviceHooks::device(ctx);
   // Fails the launch with `error` (labelled) once no peer can touch this
   // device's buffers any more, and rethrows it.
@@ -151,6 +147,9 @@ void KernelRun::run(DeviceContext& ctx, const KernelSpec& spec, const KernelProg
   }
   KernelContext& kernel = KernelRun::free_context(device);
   auto shard = std::make_unique<KernelShard>(spec, meeting.size(), position, words(kernel));
+  if (DeviceHooks::stamped(ctx)) {
+    shard->stamps = std::make_unique<ShardStamps>(shard->barrier_cell() + 1);
+  }
   // The table through which the devices find each other's shards, and the
   // race detector: position 0 makes it, every device holds it, the last to
   // leave frees it (copies in flight still land after the exit meeting).
@@ -188,7 +187,7 @@ void KernelRun::run(DeviceContext& ctx, const KernelSpec& spec, const KernelProg
     std::rethrow_exception(labelled(std::current_exception(), device.id, label));
   }
 
-  KernelRun::enter(kernel, ctx, spec, *kernel_group, *shard, position, programs, program);
+  KernelRun::enter(kernel, ctx, spec, *kernel_group, *shard, position, programs, program, group);
   try {
     body(kernel);
     kernel.finish_reads();  // no copy in flight may read a source after the exit meeting

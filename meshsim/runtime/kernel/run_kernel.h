@@ -14,8 +14,22 @@
 // device error does; the buffers are freed only once no peer can still
 // write them.
 //
-// Not yet: virtual time (RuntimeUsageError in a launch that keeps it) and
-// traces (kernel operations are not recorded).
+// Virtual time (time/virtual_time.h): a copy departs at its issuer's clock
+// when it starts and is priced by the network model as one transfer of its
+// bytes; the wait that takes its receive semaphore's units moves the
+// receiver's clock to its arrival (compute between the start and that wait
+// overlaps it). A copy's send completes at its departure: its issuer pays
+// nothing for it. A semaphore signal to another device is a transfer of 0
+// bytes; a wait on one's own signal, or on a copy within the device, moves
+// the clock to its departure (plus bytes / DeviceSpec::memory_bandwidth for
+// a copy, when set). A wait takes its semaphore's signals oldest first, so
+// the times are a function of the program, in every copy mode and execution
+// mode, unless signals from several devices race for one semaphore and a
+// wait takes only some of them. The kernel's entry and exit cost nothing.
+// Traces (LaunchOptions::trace): AsyncCopy::start, its waits,
+// semaphore_signal and semaphore_wait are transfer events; a copy's start
+// and a signal to another device carry a flow to the wait that takes it
+// (the last such signal, for a wait that takes several).
 
 #include <type_traits>
 

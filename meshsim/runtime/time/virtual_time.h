@@ -24,6 +24,9 @@
 // - a *_start prices its transfers but leaves the clock where it is; its
 //   done() moves the clock to the arrival if that is later, so compute
 //   between them overlaps the communication.
+// - a kernel's DMA (kernel/run_kernel.h) departs when it starts and arrives
+//   at the wait that takes its receive semaphore; a semaphore signal to
+//   another device is a 0-byte transfer.
 // The clocks are a function of the program: the same program gives bitwise
 // identical times on every run, whatever the thread count or execution mode.
 //

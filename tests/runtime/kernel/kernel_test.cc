@@ -17,8 +17,6 @@
 #include "meshsim/runtime/exec/internal/device_hooks.h"
 #include "meshsim/runtime/exec/runtime.h"
 #include "meshsim/runtime/kernel/run_kernel.h"
-#include "meshsim/runtime/time/congestion_unaware_model.h"
-#include "meshsim/runtime/time/virtual_time.h"
 #include "support/expect_error.h"
 
 namespace meshsim {
@@ -570,19 +568,6 @@ TEST(KernelErrorTest, AKernelContextFromAnotherThreadIsAnError) {
       }
     });
   });
-}
-
-TEST(KernelErrorTest, VirtualTimeIsRefusedNotIgnored) {
-  Runtime rt(2);
-  auto time = std::make_shared<VirtualTime>();
-  time->network = std::make_shared<CongestionUnawareModel>(
-      Topology({{DimensionKind::fully_connected, 2, 1e9, 1e-6}}));
-  LaunchOptions options;
-  options.time = time;
-  EXPECT_ERROR(rt.launch(ring_mesh(2),
-                         [&](DeviceContext& ctx) { run_kernel(ctx, KernelSpec(), [](KernelContext&) {}); },
-                         options),
-               RuntimeUsageError, "keeps virtual time");
 }
 
 }  // namespace

@@ -13,8 +13,6 @@
 #include "meshsim/runtime/exec/errors.h"
 #include "meshsim/runtime/exec/runtime.h"
 #include "meshsim/runtime/kernel/mpmd_map.h"
-#include "meshsim/runtime/time/congestion_unaware_model.h"
-#include "meshsim/runtime/time/virtual_time.h"
 #include "support/expect_error.h"
 
 namespace meshsim {
@@ -271,18 +269,6 @@ TEST(MpmdMapErrorTest, ASemaphoreLeftNonZeroNamesTheProgramThatHoldsIt) {
                SemaphoreError,
                "device 0: mpmd_map program 0: kernel 'leaky' on Mesh(mpmd=2) exited "
                "with semaphores of device 0 not back at 0: semaphore 0 holds 3");
-}
-
-TEST(MpmdMapErrorTest, VirtualTimeIsRefusedNotIgnored) {
-  Runtime rt(2);
-  auto time = std::make_shared<VirtualTime>();
-  time->network = std::make_shared<CongestionUnawareModel>(
-      Topology({{DimensionKind::fully_connected, 2, 1e9, 1e-6}}));
-  LaunchOptions options;
-  options.time = time;
-  auto nothing = [](KernelContext&) {};
-  EXPECT_ERROR(mpmd_map(rt, {{line("x", {0}), nothing}, {line("x", {1}), nothing}}, KernelSpec(), options),
-               RuntimeUsageError, "keeps virtual time");
 }
 
 }  // namespace

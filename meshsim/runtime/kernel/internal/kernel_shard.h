@@ -11,6 +11,8 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <random>
@@ -32,6 +34,31 @@ struct alignas(64) SemaphoreCell {
   std::atomic<uint32_t> consumed{0};
 
   uint32_t value() const;
+};
+
+// Where a signal came from, kept when the launch keeps virtual time or
+// traces: the device that sent it, its clock reading then, the bytes the
+// network carries for it (a copy's size; 0 for a semaphore signal or a
+// send's completion) and its trace flow (0: none).
+struct SignalStamp {
+  int source = 0;  // device id
+  double departure = 0;
+  int64_t bytes = 0;
+  uint64_t flow = 0;
+};
+
+// The stamps of the signals pending on a device's semaphores, by cell,
+// oldest first: a wait takes the oldest with its units, and its clock and
+// trace event learn where they came from. Any signaller adds, under `mu`.
+struct ShardStamps {
+  explicit ShardStamps(int cells) : pending(static_cast<size_t>(cells)) {}
+  struct Pending {
+    uint32_t units;
+    SignalStamp stamp;
+    bool taken_before;  // a wait already took part of it (and priced it)
+  };
+  std::mutex mu;
+  std::vector<std::deque<Pending>> pending;
 };
 
 // A DMA in flight (CopyMode::kOnWait, kRandom), in the two phases of a
@@ -56,6 +83,8 @@ struct InFlightCopy {
   // What its send and its receive signals carry (race detection only).
   VectorClock send_clock;
   VectorClock recv_clock;
+  // Its departure (virtual time, traces), taken at start.
+  SignalStamp stamp;
 };
 
 // The words a device's kernels at one nesting depth wait on: its
@@ -108,6 +137,8 @@ struct KernelShard {
   WaitWord& inbox_posted;  // in a KernelWords
   // Race detection's part of this device (null when off).
   std::unique_ptr<ShardRaces> races;
+  // Null unless the launch keeps virtual time or traces.
+  std::unique_ptr<ShardStamps> stamps;
 };
 
 struct KernelGroup {

@@ -105,6 +105,20 @@ double LaunchTime::seconds(int position, double reading) const {
   return deferred() ? replayed_->seconds(position, reading) : reading;
 }
 
+void DeviceClock::join_after(int device, double reading, double seconds) {
+  if (seconds == 0) {
+    join(reading);
+    return;
+  }
+  if (log != nullptr) {
+    join(log->advance(static_cast<int32_t>(reading), seconds));
+    return;
+  }
+  const double later = reading + seconds;
+  if (!std::isfinite(later)) throw_non_finite_clock(device, reading, seconds);
+  join(later);
+}
+
 void DeviceClock::advance(int device, double seconds) {
   if (log != nullptr) {
     if (seconds > 0) now = log->advance(reading(), seconds);

@@ -111,6 +111,10 @@ struct DeviceClock {
       now = other;
     }
   }
+  // Moves the clock to `seconds` (finite, >= 0) after reading `reading` of
+  // this clock, if that is later (work begun at `reading` that ran on its
+  // own: a local DMA). InvalidArgumentError naming `device` as advance().
+  void join_after(int device, double reading, double seconds);
   // Moves the clock by `seconds` (finite, >= 0) of the device's own work;
   // InvalidArgumentError naming `device` if the clock would not be finite
   // (priced after the launch: when it is replayed).
