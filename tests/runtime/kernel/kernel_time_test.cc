@@ -23,6 +23,7 @@
 #include "meshsim/runtime/time/congestion_aware_model.h"
 #include "meshsim/runtime/time/congestion_unaware_model.h"
 #include "meshsim/runtime/time/virtual_time.h"
+#include "meshsim/runtime/trace/chrome_trace.h"
 
 namespace meshsim {
 namespace {
@@ -220,6 +221,10 @@ TEST(KernelTrace, CopiesAndSignalsAreTransfersWithFlows) {
   ASSERT_NE(sent, nullptr);
   EXPECT_EQ(sent->flow_in, 0u);
   EXPECT_EQ(sent->from, -1);
+  // Perfetto draws the copy and the acknowledgement as arrows.
+  const std::string json = chrome_trace_json(record);
+  EXPECT_NE(json.find("\"AsyncCopy::start\""), std::string::npos);
+  EXPECT_NE(json.find("flow.virtual"), std::string::npos);
 }
 
 }  // namespace
