@@ -3,6 +3,7 @@
 // of micro-batches and copy modes with race detection on; then each
 // argument error it raises.
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <Eigen/Core>
@@ -17,6 +18,9 @@
 
 namespace meshsim {
 namespace {
+
+using ::testing::HasSubstr;
+using ::testing::ThrowsMessage;
 
 // Integers in [-3, 3]: every float32 sum of their products here is exact,
 // whatever the order, so the pipeline must match the reference bit for bit.
@@ -93,14 +97,22 @@ TEST(MpmdPipelineTest, ArgumentErrors) {
   const Mesh a = stage(0, 2), b = stage(2, 2);
   auto run = [&](const Mesh& p, const Mesh& c, const Array& xx, const Array& ww1, const Array& ww2,
                  int buffering) { examples::mpmd_pipeline_mlp(rt, p, c, xx, ww1, ww2, buffering); };
-  EXPECT_THROW(run(a, b, w1, w1, w2, 2), ShapeError);                          // x not 3-D
-  EXPECT_THROW(run(a, b, x, w2, w2, 2), ShapeError);                           // do not chain
-  EXPECT_THROW(run(a, b, x, w1, w2.astype(DType::kBFloat16), 2), DTypeError);  // not float32
-  EXPECT_THROW(run(a, stage(2, 1), x, w1, w2, 2), InvalidArgumentError);       // widths differ
-  EXPECT_THROW(run(stage(0, 3), stage(3, 1), x, w1, w2, 2), InvalidArgumentError);
-  EXPECT_THROW(run(a, b, small_integers({2, 3, 3}, rng), w1, w2, 2), ShapeError);  // 3 rows on 2
-  EXPECT_THROW(run(a, b, x, w1, w2, 0), InvalidArgumentError);
-  EXPECT_THROW(run(a, stage(1, 2), x, w1, w2, 2), MeshError);  // device 1 in both
+  EXPECT_THAT([&] { run(a, b, w1, w1, w2, 2); },
+              ThrowsMessage<ShapeError>(HasSubstr("x must be 3-D")));
+  EXPECT_THAT([&] { run(a, b, x, w2, w2, 2); },
+              ThrowsMessage<ShapeError>(HasSubstr("do not chain")));
+  EXPECT_THAT([&] { run(a, b, x, w1, w2.astype(DType::kBFloat16), 2); },
+              ThrowsMessage<DTypeError>(HasSubstr("w2 must be float32, got bfloat16")));
+  EXPECT_THAT([&] { run(a, stage(2, 1), x, w1, w2, 2); },
+              ThrowsMessage<InvalidArgumentError>(HasSubstr("must have as many devices")));
+  const Array three_rows = small_integers({2, 3, 3}, rng);
+  EXPECT_THAT([&] { run(a, b, three_rows, w1, w2, 2); },
+              ThrowsMessage<ShapeError>(HasSubstr("3 rows, not divisible by the stage width 2")));
+  EXPECT_THAT(
+      [&] { run(a, b, x, w1, w2, 0); },
+      ThrowsMessage<InvalidArgumentError>(HasSubstr("buffering must be at least 1, got 0")));
+  EXPECT_THAT([&] { run(a, stage(1, 2), x, w1, w2, 2); },
+              ThrowsMessage<MeshError>(HasSubstr("device 1 is in program 0's mesh")));
 }
 
 }  // namespace

@@ -242,9 +242,10 @@ TEST(CongestionAwareLaunch, ErrorsNameWhatWasWrong) {
                    },
                    {.time = small, .record = &record}),
                ResourceError, "device 1: its clock reached 9 moves");
-  small->replay_steps = 3;
+  small->replay_steps = 7;  // a share of one step: its start, no move
   EXPECT_ERROR(runtime.launch(mesh, [](DeviceContext&) {}, {.time = small}),
-               InvalidArgumentError, "replay_steps (3) must give each of the 4 devices");
+               InvalidArgumentError,
+               "replay_steps (7) must give each of the 4 devices at least two steps");
   // Both a model and a simulator.
   auto both = aware_on(DimensionKind::ring, 4);
   struct Never : ExternalClock {

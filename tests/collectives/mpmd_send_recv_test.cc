@@ -10,27 +10,23 @@
 #include "meshsim/collectives/send_recv.h"
 #include "meshsim/runtime/exec/runtime.h"
 #include "meshsim/runtime/kernel/mpmd_map.h"
+#include "support/line_mesh.h"
 
 namespace meshsim {
 namespace {
-
-Mesh line(const char* axis, std::vector<int> devices) {
-  const int n = static_cast<int>(devices.size());
-  return Mesh(AbstractMesh({{axis, n}}), std::move(devices));
-}
 
 // Each producer sends to the consumer at its index along 'x'.
 TEST(MpmdMapTest, ProgramsTalkByPsendAndPrecv) {
   Runtime rt(4);
   std::vector<float> got(4, -1);
   const std::vector<MpmdProgram> programs{
-      {line("x", {0, 1}),
+      {line_mesh("x", {0, 1}),
        [&](KernelContext& k) {
          const int me = k.device_id();
          const Array x = Array::full({3}, DType::kFloat32, (me + 1) * 2.5);
          psend(k.device(), x, std::string(kMpmdAxis), {{me, k.logical_id(1, k.axis_index("x"))}});
        }},
-      {line("x", {2, 3}), [&](KernelContext& k) {
+      {line_mesh("x", {2, 3}), [&](KernelContext& k) {
          const int me = k.device_id();
          const Array in = precv(k.device(), Token{}, {3}, DType::kFloat32, std::string(kMpmdAxis),
                                 {{k.logical_id(0, k.axis_index("x")), me}});

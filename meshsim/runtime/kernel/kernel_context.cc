@@ -267,12 +267,12 @@ void KernelContext::took(int index, uint32_t units, RawTraceEvent* event) {
     if (clock.on()) {
       if (s.source != me) {
         clock.receive(s.source, me, s.bytes, s.departure);
-      } else if (s.bytes > 0) {
-        // A copy within its memory: at the device's memory bandwidth when
-        // the launch's DeviceSpec gives one. (Its own signal departed at a
+      } else if (const double bandwidth = clock.time->device().memory_bandwidth;
+                 s.bytes > 0 && bandwidth > 0) {
+        // A copy within its memory, at the device's memory bandwidth. (Its
+        // own signal, or such a copy with no bandwidth given, departed at a
         // reading its clock has passed: nothing to join, no step to log.)
-        const double bandwidth = clock.time->device().memory_bandwidth;
-        clock.join_after(me, s.departure, bandwidth > 0 ? static_cast<double>(s.bytes) / bandwidth : 0.0);
+        clock.join_after(me, s.departure, static_cast<double>(s.bytes) / bandwidth);
       }
     }
     if (event != nullptr && s.source != me) {

@@ -1,5 +1,6 @@
 #pragma once
-// KernelContext: what a device's kernel code receives (run_kernel.h) — its
+// KernelContext: what a device's kernel code receives (run_kernel.h,
+// mpmd_map.h) — its
 // symmetric buffers, its semaphores and its peers' — and AsyncCopy, a DMA
 // between buffers. Names follow Pallas TPU (pltpu.semaphore_signal,
 // make_async_remote_copy, ...); problems are errors, never prints.
@@ -98,7 +99,8 @@ class KernelContext {
   KernelContext& operator=(const KernelContext&) = delete;
   ~KernelContext();
 
-  // The device's context in the enclosing launch (axis_index and the like).
+  // The device's context in the enclosing launch (axis_index and the like;
+  // in mpmd_map the launch's mesh has the one axis kMpmdAxis).
   DeviceContext& device();
   // This device's logical id (its position in the launch's mesh) and the
   // device count.
@@ -249,6 +251,8 @@ class KernelContext {
   KernelGroup* group_ = nullptr;
   KernelShard* shard_ = nullptr;  // this device's
   int position_ = 0;
+  // Both on the stack of the kernel's run: read only while active_ (every
+  // use is behind check_usable).
   const KernelPrograms* programs_ = nullptr;
   int program_ = 0;
   const GroupRef* meeting_ = nullptr;  // the kernel's group (for trace events)

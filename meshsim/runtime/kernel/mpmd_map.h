@@ -21,7 +21,7 @@
 // and "mpmd_map program N: " in front (anything not a meshsim::Error as a
 // DeviceError); waits that can never complete, in any program, fail with a
 // DeadlockError; the Runtime's launch timeout covers it; a semaphore left
-// non-zero at exit is a SemaphoreError of the program that left it.
+// non-zero at exit is a SemaphoreError of the program whose device holds it.
 //
 // Checked before any device runs: at least one program; a body in each
 // (InvalidArgumentError naming the program); every mesh's devices within the
@@ -29,7 +29,9 @@
 // in both, and no device is in two meshes (MeshError naming the axis or the
 // device and both programs). Several functions on one device (the core
 // types of one chip sharing its memory) are not supported yet. Virtual time
-// and traces as in run_kernel.
+// and traces as in run_kernel, by launch position (the logical id): that is
+// how VirtualTime::nodes places the devices on a topology and how
+// LaunchRecord::end_times and events are ordered.
 //
 // Thread safety and nesting: as Runtime::launch (exec/runtime.h); the
 // programs and their bodies must outlive the call.

@@ -139,16 +139,22 @@ void KernelRun::run(DeviceContext& ctx, const KernelSpec& spec, const KernelProg
   const int position = group.rank;
 
   CollectiveIdClaim claim;
-  if (position == 0 && spec.collective_id()) {
-    CollectiveIds& ids = DeviceHooks::runtime(ctx).collective_ids();
-    ids.claim(*spec.collective_id(), holder);
-    claim.ids = &ids;  // not by assignment: a temporary's destructor would release it
-    claim.id = *spec.collective_id();
-  }
   KernelContext& kernel = KernelRun::free_context(device);
-  auto shard = std::make_unique<KernelShard>(spec, meeting.size(), position, words(kernel));
-  if (DeviceHooks::stamped(ctx)) {
-    shard->stamps = std::make_unique<ShardStamps>(shard->barrier_cell() + 1);
+  std::unique_ptr<KernelShard> shard;
+  try {
+    if (position == 0 && spec.collective_id()) {
+      CollectiveIds& ids = DeviceHooks::runtime(ctx).collective_ids();
+      ids.claim(*spec.collective_id(), holder);
+      claim.ids = &ids;  // not by assignment: a temporary's destructor would release it
+      claim.id = *spec.collective_id();
+    }
+    shard = std::make_unique<KernelShard>(spec, meeting.size(), position, words(kernel));
+    if (DeviceHooks::stamped(ctx)) {
+      shard->stamps = std::make_unique<ShardStamps>(shard->barrier_cell() + 1);
+    }
+  } catch (...) {
+    // No body ran yet: the launch fails as for any device error.
+    std::rethrow_exception(labelled(std::current_exception(), device.id, label));
   }
   // The table through which the devices find each other's shards, and the
   // race detector: position 0 makes it, every device holds it, the last to
@@ -229,7 +235,7 @@ namespace detail {
 
 void run_kernel(DeviceContext& ctx, const KernelSpec& spec, void* body,
                 void (*call)(void* body, KernelContext& kernel)) {
-  DeviceHooks::check_usable(ctx, "run_kernel");
+  DeviceHooks::check_usable(ctx, "run_kernel");  // before ctx.mesh(), which needs a usable context
   const KernelPrograms one{{KernelProgram{&ctx.mesh(), 0}}};
   KernelRun::run(ctx, spec, one, 0, [&](KernelContext& kernel) { call(body, kernel); });
 }

@@ -20,9 +20,10 @@
 // receiver's clock to its arrival (compute between the start and that wait
 // overlaps it). A copy's send completes at its departure: its issuer pays
 // nothing for it. A semaphore signal to another device is a transfer of 0
-// bytes; a wait on one's own signal, or on a copy within the device, moves
-// the clock to its departure (plus bytes / DeviceSpec::memory_bandwidth for
-// a copy, when set). A wait takes its semaphore's signals oldest first, so
+// bytes; a copy within the device moves the clock to its departure plus
+// bytes / DeviceSpec::memory_bandwidth, when set (each copy priced alone:
+// copies at once do not share the bandwidth). A wait takes its semaphore's
+// signals oldest first, so
 // the times are a function of the program, in every copy mode and execution
 // mode, unless signals from several devices race for one semaphore and a
 // wait takes only some of them. The kernel's entry and exit cost nothing.

@@ -26,7 +26,9 @@
 //   between them overlaps the communication.
 // - a kernel's DMA (kernel/run_kernel.h) departs when it starts and arrives
 //   at the wait that takes its receive semaphore; a semaphore signal to
-//   another device is a 0-byte transfer.
+//   another device is a 0-byte transfer. (The one exception to the rule
+//   below: signals from several devices racing for one semaphore of which a
+//   wait takes only some.)
 // The clocks are a function of the program: the same program gives bitwise
 // identical times on every run, whatever the thread count or execution mode.
 //
@@ -85,7 +87,7 @@ struct VirtualTime {
   // prices after the launch.
   std::shared_ptr<ExternalClock> external;
   // Pricing after the launch: how many clock steps the launch may keep over
-  // all its devices, each device an equal share (>= 1); 32 bytes each.
+  // all its devices, each device an equal share (>= 2: its start and a move); 32 bytes each.
   int64_t replay_steps = int64_t{1} << 26;
 };
 

@@ -110,14 +110,19 @@ TEST(KernelVirtualTime, ALocalCopyMovesAtTheMemoryBandwidth) {
     copy.start();
     copy.wait();
   };
-  EXPECT_EQ(run_timed(rt, 1, spec, body, fully_connected(1, false, {1e9, 256})),
-            std::vector<double>{1.0 + 512.0 / 256});
-  // Without a memory bandwidth it is free.
-  EXPECT_EQ(run_timed(rt, 1, spec, body, fully_connected(1)), std::vector<double>{1.0});
+  for (bool congestion_aware : {false, true}) {
+    EXPECT_EQ(run_timed(rt, 1, spec, body, fully_connected(1, congestion_aware, {1e9, 256})),
+              std::vector<double>{1.0 + 512.0 / 256});
+    // Without a memory bandwidth it is free.
+    EXPECT_EQ(run_timed(rt, 1, spec, body, fully_connected(1, congestion_aware)),
+              std::vector<double>{1.0});
+  }
 }
 
 // A ring all-gather by remote copies with uneven compute per device and
-// step: every device's clock is a function of the program alone.
+// step: every device's clock is a function of the program alone, priced as
+// it runs or after the launch (each link carries one copy at a time, so
+// congestion changes nothing).
 TEST(KernelVirtualTime, TimesAreTheSameInEveryCopyModeAndExecutionMode) {
   constexpr int kDevices = 4;
   KernelSpec spec("timed_ring");
@@ -143,11 +148,14 @@ TEST(KernelVirtualTime, TimesAreTheSameInEveryCopyModeAndExecutionMode) {
     Runtime rt(kDevices, RuntimeOptions{.execution = mode});
     for (CopyMode copies : {CopyMode::kEager, CopyMode::kOnWait, CopyMode::kRandom}) {
       for (uint64_t seed : {1, 2}) {
-        spec.set_copy_mode(copies, seed);
-        const std::vector<double> times = run_timed(rt, kDevices, spec, body, fully_connected(kDevices));
-        if (first.empty()) first = times;
-        EXPECT_EQ(times, first) << to_string(mode) << ", copy mode " << static_cast<int>(copies)
-                                << ", seed " << seed;
+        for (bool congestion_aware : {false, true}) {
+          spec.set_copy_mode(copies, seed);
+          const std::vector<double> times =
+              run_timed(rt, kDevices, spec, body, fully_connected(kDevices, congestion_aware));
+          if (first.empty()) first = times;
+          EXPECT_EQ(times, first) << to_string(mode) << ", copy mode " << static_cast<int>(copies)
+                                  << ", seed " << seed << ", congestion-aware " << congestion_aware;
+        }
       }
     }
   }

@@ -13,15 +13,11 @@
 #include "meshsim/runtime/exec/errors.h"
 #include "meshsim/runtime/exec/runtime.h"
 #include "meshsim/runtime/kernel/mpmd_map.h"
+#include "support/line_mesh.h"
 #include "support/expect_error.h"
 
 namespace meshsim {
 namespace {
-
-Mesh line(const char* axis, std::vector<int> devices) {
-  const int n = static_cast<int>(devices.size());
-  return Mesh(AbstractMesh({{axis, n}}), std::move(devices));
-}
 
 // What a device saw of itself.
 struct Seen {
@@ -48,7 +44,7 @@ TEST(MpmdMapTest, ProducerSendsToConsumerByRemoteCopy) {
     s.x = k.axis_index("x");
   };
   const std::vector<MpmdProgram> programs{
-      {line("x", {0, 1, 2}),
+      {line_mesh("x", {0, 1, 2}),
        [&](KernelContext& k) {
          record(k);
          for (int32_t& v : k.write<int32_t>(buf)) v = (k.axis_index("x") + 1) * 100;
@@ -57,7 +53,7 @@ TEST(MpmdMapTest, ProducerSendsToConsumerByRemoteCopy) {
          copy.start();
          copy.wait_send();
        }},
-      {line("x", {5, 3, 4}), [&](KernelContext& k) {
+      {line_mesh("x", {5, 3, 4}), [&](KernelContext& k) {
          record(k);
          k.make_async_remote_copy(buf, buf, send, recv, k.device_id()).wait_recv();
          seen[k.device().device_id()].received = k.read<int32_t>(buf)[3];
@@ -130,7 +126,7 @@ TEST(MpmdMapTest, StreamingThroughTwoSlotsOnSixtyFourDevices) {
   std::vector<int> producers(kPairs), consumers(kPairs);
   for (int i = 0; i < kPairs; ++i) producers[i] = i, consumers[i] = kPairs + i;
   const std::vector<MpmdProgram> programs{
-      {line("x", producers),
+      {line_mesh("x", producers),
        [&](KernelContext& k) {
          const int i = k.axis_index("x");
          const int peer = k.logical_id(1, i);
@@ -144,7 +140,7 @@ TEST(MpmdMapTest, StreamingThroughTwoSlotsOnSixtyFourDevices) {
          }
          for (int r = kRounds; r < kRounds + kSlots; ++r) k.semaphore_wait(free_slot);
        }},
-      {line("x", consumers), [&](KernelContext& k) {
+      {line_mesh("x", consumers), [&](KernelContext& k) {
          const int i = k.axis_index("x");
          for (int r = 0; r < kRounds; ++r) {
            const BufferRef slot = slots.at(r % kSlots);
@@ -174,14 +170,14 @@ TEST(MpmdMapTest, RaceDetectionCoversCopiesBetweenPrograms) {
   const Semaphore started = spec.semaphore();
   spec.set_race_detection(true);
   const std::vector<MpmdProgram> programs{
-      {line("x", {0}),
+      {line_mesh("x", {0}),
        [&](KernelContext& k) {
          AsyncCopy copy = k.make_async_remote_copy(buf, buf, send, recv, 1);
          copy.start();
          k.semaphore_signal(started, 1, 1);
          copy.wait_send();
        }},
-      {line("x", {1}), [&](KernelContext& k) {
+      {line_mesh("x", {1}), [&](KernelContext& k) {
          k.semaphore_wait(started);
          (void)k.read<float>(buf);  // before wait_recv: the copy may still be landing
          k.make_async_remote_copy(buf, buf, send, recv, 1).wait_recv();
@@ -195,13 +191,13 @@ TEST(MpmdMapErrorTest, MalformedProgramListsAreRefusedBeforeAnyDeviceRuns) {
   auto nothing = [](KernelContext&) {};
   EXPECT_ERROR(mpmd_map(rt, {}, spec), InvalidArgumentError,
                "at least one (mesh, function) program is required");
-  EXPECT_ERROR(mpmd_map(rt, {{line("x", {0}), nothing}, {line("x", {1}), nullptr}}, spec),
+  EXPECT_ERROR(mpmd_map(rt, {{line_mesh("x", {0}), nothing}, {line_mesh("x", {1}), nullptr}}, spec),
                InvalidArgumentError, "program 1 on Mesh");
-  EXPECT_ERROR(mpmd_map(rt, {{line("x", {0, 1}), nothing}, {line("y", {2, 1}), nothing}}, spec),
+  EXPECT_ERROR(mpmd_map(rt, {{line_mesh("x", {0, 1}), nothing}, {line_mesh("y", {2, 1}), nothing}}, spec),
                MeshError, "device 1 is in program 0's mesh and in program 1's");
-  EXPECT_ERROR(mpmd_map(rt, {{line("x", {0, 1}), nothing}, {line("x", {2, 3, 4}), nothing}}, spec),
+  EXPECT_ERROR(mpmd_map(rt, {{line_mesh("x", {0, 1}), nothing}, {line_mesh("x", {2, 3, 4}), nothing}}, spec),
                MeshError, "axis 'x' has size 2 in program 0's mesh");
-  EXPECT_ERROR(mpmd_map(rt, {{line("x", {0}), nothing}, {line("y", {7}), nothing}}, spec),
+  EXPECT_ERROR(mpmd_map(rt, {{line_mesh("x", {0}), nothing}, {line_mesh("y", {7}), nothing}}, spec),
                RuntimeUsageError, "uses device 7 but the runtime has at most 4 devices");
 }
 
@@ -211,8 +207,8 @@ TEST(MpmdMapErrorTest, AFailingProgramFailsTheLaunchNamingItsDeviceAndProgram) {
   const Semaphore sem = spec.semaphore();
   auto wait_forever = [&](KernelContext& k) { k.semaphore_wait(sem); };
   EXPECT_ERROR(mpmd_map(rt,
-                        {{line("x", {0, 1}), wait_forever},
-                         {line("x", {2, 3}),
+                        {{line_mesh("x", {0, 1}), wait_forever},
+                         {line_mesh("x", {2, 3}),
                           [&](KernelContext& k) {
                             if (k.program_device_id() == 1) throw std::runtime_error("boom");
                             k.semaphore_wait(sem);
@@ -221,16 +217,21 @@ TEST(MpmdMapErrorTest, AFailingProgramFailsTheLaunchNamingItsDeviceAndProgram) {
                DeviceError, "device 3: mpmd_map program 1: std::runtime_error: boom");
   // A kernel call's own error: a device id outside the program it names.
   EXPECT_ERROR(mpmd_map(rt,
-                        {{line("x", {0, 1}),
+                        {{line_mesh("x", {0, 1}),
                           [&](KernelContext& k) { k.semaphore_signal(sem, 1, k.logical_id(1, 2)); }},
-                         {line("x", {2, 3}), wait_forever}},
+                         {line_mesh("x", {2, 3}), wait_forever}},
                         spec),
                DeviceIdError, "mpmd_map program 0: KernelContext::logical_id");
-  EXPECT_ERROR(mpmd_map(rt, {{line("x", {0}), [&](KernelContext& k) { k.logical_id(2, 0); }}}, spec),
+  EXPECT_ERROR(mpmd_map(rt, {{line_mesh("x", {0}), [&](KernelContext& k) { k.logical_id(2, 0); }}}, spec),
                InvalidArgumentError, "program 2 is outside [0, 1)");
+  // An error before the body runs: a buffer no device can allocate.
+  KernelSpec huge("huge");
+  huge.buffer({int64_t{1} << 46}, DType::kUInt8);
+  EXPECT_ERROR(mpmd_map(rt, {{line_mesh("x", {0}), [](KernelContext&) {}}}, huge), ShapeError,
+               "device 0: mpmd_map program 0: ");
   // The runtime is usable after each failure.
   int ran = 0;
-  mpmd_map(rt, {{line("x", {0}), [&](KernelContext&) { ++ran; }}}, spec);
+  mpmd_map(rt, {{line_mesh("x", {0}), [&](KernelContext&) { ++ran; }}}, spec);
   EXPECT_EQ(ran, 1);
 }
 
@@ -243,12 +244,12 @@ TEST(MpmdMapErrorTest, WaitsAcrossProgramsThatCanNeverCompleteAreADeadlock) {
   const Semaphore sem = spec.semaphore();
   // The producer signals instead of copying; the consumers wait for bytes.
   EXPECT_ERROR(mpmd_map(rt,
-                        {{line("producer", {0}),
+                        {{line_mesh("producer", {0}),
                           [&](KernelContext& k) {
                             k.semaphore_signal(sem, 1, 1);
                             k.semaphore_signal(sem, 1, 2);
                           }},
-                         {line("x", {1, 2}),
+                         {line_mesh("x", {1, 2}),
                           [&](KernelContext& k) {
                             k.semaphore_wait(sem);
                             k.make_async_remote_copy(buf, buf, send, recv, k.device_id()).wait_recv();
@@ -263,8 +264,8 @@ TEST(MpmdMapErrorTest, ASemaphoreLeftNonZeroNamesTheProgramThatHoldsIt) {
   KernelSpec spec("leaky");
   const Semaphore sem = spec.semaphore();
   EXPECT_ERROR(mpmd_map(rt,
-                        {{line("x", {0}), [](KernelContext&) {}},
-                         {line("x", {1}), [&](KernelContext& k) { k.semaphore_signal(sem, 3, 0); }}},
+                        {{line_mesh("x", {0}), [](KernelContext&) {}},
+                         {line_mesh("x", {1}), [&](KernelContext& k) { k.semaphore_signal(sem, 3, 0); }}},
                         spec),
                SemaphoreError,
                "device 0: mpmd_map program 0: kernel 'leaky' on Mesh(mpmd=2) exited "

@@ -12,8 +12,8 @@ namespace meshsim {
 
 // Runs `body` as program `program` of `programs` on the calling device, with
 // the contract of run_kernel (run_kernel.h). An mpmd_map program's errors
-// are prefixed with its label (KernelPrograms::label); anything not a
-// meshsim::Error becomes a DeviceError first.
+// are prefixed with its label (KernelPrograms::label), anything not a
+// meshsim::Error becoming a DeviceError first; run_kernel's pass as thrown.
 void run_kernel_program(DeviceContext& ctx, const KernelSpec& spec, const KernelPrograms& programs,
                         int program, FunctionRef<void(KernelContext&)> body);
 

@@ -52,11 +52,12 @@ LaunchTime::LaunchTime(const VirtualTime& config, const Mesh& mesh, int device_l
     device_of_position_.push_back(id);
   }
   if (external_ != nullptr || network_->needs_canonical_order()) {
-    if (config.replay_steps < size) {
+    // A device's first step is its start: a share of one would allow no move.
+    if (config.replay_steps < 2 * static_cast<int64_t>(size)) {
       throw InvalidArgumentError(where + ": VirtualTime::replay_steps (" +
                                  std::to_string(config.replay_steps) +
                                  ") must give each of the " + std::to_string(size) +
-                                 " devices at least one step");
+                                 " devices at least two steps (its start and one move)");
     }
     logs_.resize(size);
     steps_per_device_ = std::min<int64_t>(config.replay_steps / size, INT32_MAX);
