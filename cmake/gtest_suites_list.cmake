@@ -18,7 +18,9 @@ foreach(head IN LISTS heads)
   string(REGEX REPLACE "^\n(.*)\\.$" "\\1" suite "${head}")
   string(APPEND script
     "add_test([==[${suite}]==] [==[${EXECUTABLE}]==] --gtest_brief=1 [==[--gtest_filter=${suite}.*${NEGATIVE}]==])\n"
-    "set_tests_properties([==[${suite}]==] PROPERTIES TIMEOUT ${TIMEOUT} LABELS [==[${LABELS}]==])\n")
+    # A whole suite in one process: among the longest entries, so started
+    # early (COST, as for the fiber runs).
+    "set_tests_properties([==[${suite}]==] PROPERTIES TIMEOUT ${TIMEOUT} LABELS [==[${LABELS}]==] COST 100)\n")
 endforeach()
 # Every case listed belongs to a suite line: a listing with cases but no
 # suite found means the format was misread, and cases would go unrun.
