@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <deque>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -14,6 +13,7 @@
 #include "meshsim/runtime/time/internal/launch_time.h"
 #include "meshsim/runtime/kernel/internal/kernel_programs.h"
 #include "meshsim/runtime/kernel/internal/kernel_shard.h"
+#include "meshsim/runtime/kernel/internal/pending_units.h"
 
 namespace meshsim {
 namespace {
@@ -250,16 +250,11 @@ void KernelContext::took(int index, uint32_t units, RawTraceEvent* event) {
   std::vector<SignalStamp> fresh;  // the signals no wait took part of before
   {
     std::lock_guard lock(shard_->stamps->mu);
-    std::deque<ShardStamps::Pending>& pending = shard_->stamps->pending[static_cast<size_t>(index)];
-    while (units > 0 && !pending.empty()) {
-      ShardStamps::Pending& oldest = pending.front();
-      if (!oldest.taken_before) fresh.push_back(oldest.stamp);
-      oldest.taken_before = true;
-      const uint32_t taken = std::min(units, oldest.units);
-      units -= taken;
-      oldest.units -= taken;
-      if (oldest.units == 0) pending.pop_front();
-    }
+    take_oldest(shard_->stamps->pending[static_cast<size_t>(index)], units,
+                [&](ShardStamps::Pending& signal) {
+                  if (!signal.taken_before) fresh.push_back(signal.stamp);
+                  signal.taken_before = true;
+                });
   }
   DeviceClock& clock = DeviceHooks::clock(*device_);
   const int me = DeviceHooks::device(*device_).id;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "meshsim/runtime/exec/errors.h"
+#include "meshsim/runtime/kernel/internal/pending_units.h"
 
 namespace meshsim {
 
@@ -56,15 +57,8 @@ void RaceDetector::signal(ShardRaces& races, int cell, uint32_t units,
 
 void RaceDetector::take(ShardRaces& races, int cell, uint32_t units, VectorClock& clock) const {
   std::lock_guard lock(races.mu);
-  std::deque<ShardRaces::Signal>& pending = races.signals[cell];
-  while (units > 0 && !pending.empty()) {
-    ShardRaces::Signal& oldest = pending.front();
-    clock.join(oldest.clock);
-    const uint32_t taken = std::min(units, oldest.units);
-    units -= taken;
-    oldest.units -= taken;
-    if (oldest.units == 0) pending.pop_front();
-  }
+  take_oldest(races.signals[cell], units,
+              [&](const ShardRaces::Signal& signal) { clock.join(signal.clock); });
 }
 
 }  // namespace meshsim
