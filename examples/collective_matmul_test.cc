@@ -19,7 +19,7 @@
 
 #include "collective_matmul.h"
 
-namespace meshsim {
+namespace meshsim::collective_matmul_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -198,4 +198,4 @@ TEST(CollectiveMatmulErrorTest, EachArgumentErrorNamesItsValues) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::collective_matmul_test

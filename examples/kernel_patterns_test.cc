@@ -23,7 +23,7 @@
 
 #include <meshsim/meshsim.h>
 
-namespace meshsim {
+namespace meshsim::kernel_patterns_test {
 namespace {
 
 int mod(int a, int n) { return ((a % n) + n) % n; }
@@ -236,4 +236,4 @@ INSTANTIATE_TEST_SUITE_P(Rings, KernelPatternsTest, ::testing::Values(2, 3, 4, 8
                          [](const auto& info) { return std::to_string(info.param) + "devices"; });
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::kernel_patterns_test

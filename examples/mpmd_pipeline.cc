@@ -48,7 +48,7 @@ void validate(const Mesh& producer, const Mesh& consumer, const Array& x, const 
 }
 
 // The scratch and semaphores both programs declare (mpmd_map shares them).
-struct Decls {
+struct PipelineDecls {
   BufferRef slots;  // (buffering, rows / S, hidden)
   std::vector<DmaSemaphore> sent, arrived;  // per slot
   Semaphore free_slot;                      // on the producer, from its consumer
@@ -62,7 +62,7 @@ Array mpmd_pipeline_mlp(Runtime& rt, const Mesh& producer, const Mesh& consumer,
   const int64_t batches = x.dim(0), block = x.dim(1) / producer.size();
   const int64_t in = x.dim(2), hidden = w1.dim(1), out = w2.dim(1);
   KernelSpec spec = kernel;
-  Decls d{spec.buffer({buffering, block, hidden}, DType::kFloat32), {}, {}, spec.semaphore()};
+  PipelineDecls d{spec.buffer({buffering, block, hidden}, DType::kFloat32), {}, {}, spec.semaphore()};
   for (int s = 0; s < buffering; ++s) {
     d.sent.push_back(spec.dma_semaphore());
     d.arrived.push_back(spec.dma_semaphore());

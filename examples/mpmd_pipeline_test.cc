@@ -16,7 +16,7 @@
 
 #include "mpmd_pipeline.h"
 
-namespace meshsim {
+namespace meshsim::mpmd_pipeline_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -116,4 +116,4 @@ TEST(MpmdPipelineTest, ArgumentErrors) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::mpmd_pipeline_test

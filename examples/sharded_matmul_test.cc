@@ -19,7 +19,7 @@
 
 #include <meshsim/meshsim.h>
 
-namespace meshsim {
+namespace meshsim::sharded_matmul_test {
 namespace {
 
 // The algorithm under test.
@@ -90,4 +90,4 @@ INSTANTIATE_TEST_SUITE_P(
     case_name);
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::sharded_matmul_test

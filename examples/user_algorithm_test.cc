@@ -21,7 +21,7 @@
 #include <meshsim/collectives/algorithms/registry.h>
 #include <meshsim/meshsim.h>
 
-namespace meshsim {
+namespace meshsim::user_algorithm_test {
 namespace {
 
 // The algorithm: runs on every member of the group with its own arguments
@@ -128,4 +128,4 @@ TEST(ChainAllReduceRuleTest, RuleMakesItTheDefault) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::user_algorithm_test

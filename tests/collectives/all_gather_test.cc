@@ -13,7 +13,7 @@
 #include "support/expect_error.h"
 #include "support/param_names.h"
 
-namespace meshsim {
+namespace meshsim::all_gather_test {
 namespace {
 
 Array iota_i32(Shape shape) { return Array::iota(std::move(shape), DType::kInt32); }
@@ -263,4 +263,4 @@ TEST(AllGatherTest, DifferentTiledOnOneDeviceIsAMismatch) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::all_gather_test

@@ -15,7 +15,7 @@
 #include "support/param_names.h"
 #include "support/reference_collectives.h"
 
-namespace meshsim {
+namespace meshsim::all_to_all_test {
 namespace {
 
 // The shard_map tutorial's all_to_all: x over P('i') on 4 devices, split and
@@ -337,4 +337,4 @@ TEST(AllToAllTest, DifferentConcatAxisOnOneDeviceIsAMismatch) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::all_to_all_test

@@ -14,7 +14,7 @@
 #include "meshsim/meshsim.h"
 #include "support/expect_error.h"
 
-namespace meshsim {
+namespace meshsim::argreduce_test {
 namespace {
 
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
@@ -186,4 +186,4 @@ TEST(AxisTest, SeveralAxesCombineMajorToMinor) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::argreduce_test

@@ -9,7 +9,7 @@
 #include "meshsim/meshsim.h"
 #include "support/expect_error.h"
 
-namespace meshsim {
+namespace meshsim::async_test {
 namespace {
 
 TEST(AsyncTest, SeveralPendingHandlesGiveTheSynchronousResults) {
@@ -105,4 +105,4 @@ TEST(AsyncTest, DoneTwiceIsAnError) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::async_test

@@ -11,7 +11,7 @@
 #include "meshsim/meshsim.h"
 #include "support/expect_error.h"
 
-namespace meshsim {
+namespace meshsim::caller_dtype_test {
 namespace {
 
 struct DtypeCase {
@@ -63,4 +63,4 @@ INSTANTIATE_TEST_SUITE_P(Collectives, CallerDtypeTest, ::testing::ValuesIn(cases
                          [](const auto& info) { return info.param.name; });
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::caller_dtype_test

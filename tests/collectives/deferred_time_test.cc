@@ -30,7 +30,7 @@
 #include "support/expect_error.h"
 #include "support/ring_step_schedule.h"
 
-namespace meshsim {
+namespace meshsim::deferred_time_test {
 namespace {
 
 constexpr double kAlpha = 1.0 / 1024;
@@ -476,4 +476,4 @@ TEST(ExternalClockLaunch, ASimulatorThatBreaksTheContractIsNamed) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::deferred_time_test

@@ -10,7 +10,7 @@
 
 #include "meshsim/meshsim.h"
 
-namespace meshsim {
+namespace meshsim::empty_arrays_test {
 namespace {
 
 struct EmptyCase {
@@ -99,4 +99,4 @@ INSTANTIATE_TEST_SUITE_P(Collectives, EmptyArrayTest, ::testing::ValuesIn(cases(
                          [](const auto& info) { return info.param.name; });
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::empty_arrays_test

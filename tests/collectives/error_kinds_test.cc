@@ -17,7 +17,7 @@
 #include "meshsim/runtime/comm/internal/collective_call.h"
 #include "support/param_names.h"
 
-namespace meshsim {
+namespace meshsim::error_kinds_test {
 namespace {
 
 struct Kind {
@@ -280,4 +280,4 @@ TEST(CollectiveCallTest, DescribePrintsBooleansAsTrueFalse) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::error_kinds_test

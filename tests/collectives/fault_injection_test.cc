@@ -10,7 +10,7 @@
 #include "meshsim/meshsim.h"
 #include "support/expect_error.h"
 
-namespace meshsim {
+namespace meshsim::fault_injection_test {
 namespace {
 
 // Launches after the failure that must come out right. Under a sanitizer,
@@ -111,4 +111,4 @@ TEST(FaultIsolationTest, ConcurrentLaunchOnOtherDevicesIsUndisturbed) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::fault_injection_test

@@ -23,7 +23,7 @@
 #include "meshsim/meshsim.h"
 #include "support/expect_error.h"
 
-namespace meshsim {
+namespace meshsim::fiber_adversarial_test {
 namespace {
 
 using namespace std::chrono_literals;
@@ -782,4 +782,4 @@ TEST(FiberAdversarialTest, AThousandShortLaunches) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::fiber_adversarial_test

@@ -20,7 +20,7 @@
 #include "meshsim/meshsim.h"
 #include "support/expect_error.h"
 
-namespace meshsim {
+namespace meshsim::fiber_mode_test {
 namespace {
 
 using namespace std::chrono_literals;
@@ -308,9 +308,9 @@ TEST(FiberModeTest, BodiesGetTheirStack) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::fiber_mode_test
 
-namespace meshsim {
+namespace meshsim::fiber_mode_test {
 namespace {
 
 // Stacks are taken per launch and given back: 64 devices map 64 stacks, and
@@ -362,4 +362,4 @@ TEST(FiberModeTest, SixtyFiveThousandDevicesPsumAndAllGather) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::fiber_mode_test

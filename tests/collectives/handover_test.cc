@@ -12,7 +12,7 @@
 
 #include "meshsim/meshsim.h"
 
-namespace meshsim {
+namespace meshsim::handover_test {
 namespace {
 
 using HandOver = std::function<Array(DeviceContext&, const Array&)>;
@@ -85,4 +85,4 @@ TEST(HandOverTest, PsendMessageIsTheReceiversOwn) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::handover_test

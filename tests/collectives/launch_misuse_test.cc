@@ -11,7 +11,7 @@
 #include "meshsim/meshsim.h"
 #include "support/expect_error.h"
 
-namespace meshsim {
+namespace meshsim::launch_misuse_test {
 namespace {
 
 const Array kOne = Array::from_values<float>({1}, {1.0f});
@@ -152,4 +152,4 @@ TEST(DeadlockReportTest, PsumOnHalfTheDevices) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::launch_misuse_test

@@ -12,7 +12,7 @@
 #include "meshsim/runtime/kernel/mpmd_map.h"
 #include "support/line_mesh.h"
 
-namespace meshsim {
+namespace meshsim::mpmd_send_recv_test {
 namespace {
 
 // Each producer sends to the consumer at its index along 'x'.
@@ -37,4 +37,4 @@ TEST(MpmdMapTest, ProgramsTalkByPsendAndPrecv) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::mpmd_send_recv_test

@@ -11,7 +11,7 @@
 #include "support/expect_error.h"
 #include "support/param_names.h"
 
-namespace meshsim {
+namespace meshsim::pbroadcast_test {
 namespace {
 
 // JAX: pbroadcast(x, 'i', source) == psum(where(axis_index('i') == source, x, 0)):
@@ -140,4 +140,4 @@ TEST(PbroadcastTest, DifferentSourceOnOneDeviceIsAMismatch) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::pbroadcast_test

@@ -22,7 +22,7 @@
 #include "meshsim/runtime/exec/device_context.h"
 #include "meshsim/runtime/exec/runtime.h"
 
-namespace meshsim {
+namespace meshsim::plan_fsdp_test {
 namespace {
 
 constexpr int64_t kBatch = 32, kFeatures = 16;
@@ -106,4 +106,4 @@ TEST(PlanFsdpTest, StepsOnShardedArraysMatchSequentialTraining) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::plan_fsdp_test

@@ -12,7 +12,7 @@
 #include "support/expect_error.h"
 #include "support/param_names.h"
 
-namespace meshsim {
+namespace meshsim::pmean_test {
 namespace {
 
 // jax.lax.pmean docstring: pmap over x = arange(4) gives [1.5 1.5 1.5 1.5],
@@ -134,4 +134,4 @@ TEST(PmeanTest, InvalidGroupsAreAGroupError) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::pmean_test

@@ -12,7 +12,7 @@
 #include "support/expect_error.h"
 #include "support/param_names.h"
 
-namespace meshsim {
+namespace meshsim::ppermute_test {
 namespace {
 
 using Pairs = std::vector<std::pair<int, int>>;
@@ -334,4 +334,4 @@ TEST(PshuffleTest, DifferentPermOnOneDeviceIsAMismatch) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::ppermute_test

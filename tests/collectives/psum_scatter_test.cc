@@ -13,7 +13,7 @@
 #include "support/expect_error.h"
 #include "support/param_names.h"
 
-namespace meshsim {
+namespace meshsim::psum_scatter_test {
 namespace {
 
 // The pmap of the docstring: device i holds row i of arange(16).reshape(4, 4).
@@ -260,4 +260,4 @@ TEST(PsumScatterTest, DifferentScatterDimensionOnOneDeviceIsAMismatch) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::psum_scatter_test

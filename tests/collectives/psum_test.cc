@@ -12,7 +12,7 @@
 #include "support/expect_error.h"
 #include "support/param_names.h"
 
-namespace meshsim {
+namespace meshsim::psum_test {
 namespace {
 
 // jax.lax.psum docstring: x = arange(4); psum(x, 'i', axis_index_groups=[[0,1],[2,3]])
@@ -207,9 +207,9 @@ TEST(PsumTest, InvalidAxisAndGroupsAreErrorsOnTheDevice) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::psum_test
 
-namespace meshsim {
+namespace meshsim::psum_test {
 namespace {
 
 TEST(ReduceIntoTest, MaxAndMinPropagateNanFromAnyRank) {
@@ -228,4 +228,4 @@ TEST(ReduceIntoTest, MaxAndMinPropagateNanFromAnyRank) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::psum_test

@@ -16,7 +16,7 @@
 #include "support/expect_error.h"
 #include "support/param_names.h"
 
-namespace meshsim {
+namespace meshsim::ragged_all_to_all_test {
 namespace {
 
 Array i32(std::initializer_list<int32_t> values) {
@@ -323,4 +323,4 @@ TEST(RaggedAllToAllTest, UnevenGroupsAreAGroupError) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::ragged_all_to_all_test

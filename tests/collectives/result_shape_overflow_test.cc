@@ -10,7 +10,7 @@
 #include "meshsim/meshsim.h"
 #include "support/expect_error.h"
 
-namespace meshsim {
+namespace meshsim::result_shape_overflow_test {
 namespace {
 
 constexpr int64_t kBig = int64_t{1} << 62;
@@ -52,4 +52,4 @@ TEST(ResultShapeOverflowTest, LargeButRepresentableDimsWork) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::result_shape_overflow_test

@@ -12,7 +12,7 @@
 #include "support/expect_error.h"
 #include "support/param_names.h"
 
-namespace meshsim {
+namespace meshsim::send_recv_test {
 namespace {
 
 using Pairs = std::vector<std::pair<int, int>>;
@@ -250,9 +250,9 @@ TEST(SendRecvTest, AnAbortedLaunchEmptiesTheLinks) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::send_recv_test
 
-namespace meshsim {
+namespace meshsim::send_recv_test {
 namespace {
 
 // psend without a matching precv is a program error: the launch that leaves
@@ -283,4 +283,4 @@ TEST(SendRecvTest, UnreceivedMessagesFailTheLaunchAndAreDropped) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::send_recv_test

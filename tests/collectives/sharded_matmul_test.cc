@@ -17,7 +17,7 @@
 #include "meshsim/runtime/array/array_views.h"
 #include "meshsim/runtime/drivers/shard_map.h"
 
-namespace meshsim {
+namespace meshsim::sharded_matmul_test {
 namespace {
 
 using MeshAxes = std::vector<std::pair<std::string, int>>;
@@ -104,4 +104,4 @@ INSTANTIATE_TEST_SUITE_P(
     matmul_name);
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::sharded_matmul_test

@@ -39,7 +39,7 @@
 #include "meshsim/mesh/internal/format.h"
 #include "support/reference_collectives.h"
 
-namespace meshsim {
+namespace meshsim::stress_test {
 namespace {
 
 namespace ref = reference;
@@ -784,4 +784,4 @@ TEST(ReferenceCollectivesTest, RaggedAllToAllDocstring) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::stress_test

@@ -29,7 +29,7 @@
 #include "meshsim/runtime/trace/chrome_trace.h"
 #include "support/expect_error.h"
 
-namespace meshsim {
+namespace meshsim::trace_test {
 namespace {
 
 constexpr double kAlpha = 0.25;         // seconds per message
@@ -464,4 +464,4 @@ TEST(ChromeTrace, WritesAFileOrNamesThePath) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::trace_test

@@ -31,7 +31,7 @@
 #include "meshsim/runtime/time/congestion_unaware_model.h"
 #include "support/expect_error.h"
 
-namespace meshsim {
+namespace meshsim::virtual_time_test {
 namespace {
 
 constexpr double kAlpha = 0.25;          // seconds per message
@@ -387,4 +387,4 @@ TEST(VirtualTime, PlacementFromANodeList) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::virtual_time_test

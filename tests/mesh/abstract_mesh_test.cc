@@ -9,7 +9,7 @@
 #include "meshsim/mesh/error.h"
 #include "support/expect_error.h"
 
-namespace meshsim {
+namespace meshsim::abstract_mesh_test {
 namespace {
 
 using Axes = std::vector<std::pair<std::string, int>>;
@@ -124,4 +124,4 @@ TEST(AbstractMeshErrorTest, UnknownAxis) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::abstract_mesh_test

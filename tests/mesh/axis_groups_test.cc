@@ -9,7 +9,7 @@
 #include "meshsim/mesh/error.h"
 #include "support/expect_error.h"
 
-namespace meshsim {
+namespace meshsim::axis_groups_test {
 namespace {
 
 using Names = std::vector<std::string>;
@@ -152,4 +152,4 @@ INSTANTIATE_TEST_SUITE_P(
         std::make_tuple(Groups{{0}, {1, 2, 3}}, true, "group 1 has 3 indices but group 0 has 1")));
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::axis_groups_test

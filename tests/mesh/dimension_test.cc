@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-namespace meshsim {
+namespace meshsim::dimension_test {
 namespace {
 
 TEST(CanonicalDimension, KeepsIndicesInRange) {
@@ -25,4 +25,4 @@ TEST(CanonicalDimension, RejectsIndicesOutsideTheRank) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::dimension_test

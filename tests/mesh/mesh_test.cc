@@ -8,7 +8,7 @@
 #include "meshsim/mesh/error.h"
 #include "support/expect_error.h"
 
-namespace meshsim {
+namespace meshsim::mesh_test {
 namespace {
 
 // Expects `stmt` to throw `Type` whose what() contains `needle`.
@@ -93,4 +93,4 @@ TEST(MeshErrorTest, PositionOutOfRange) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::mesh_test

@@ -9,7 +9,7 @@
 #include "meshsim/mesh/error.h"
 #include "support/expect_error.h"
 
-namespace meshsim {
+namespace meshsim::partition_spec_test {
 namespace {
 
 using AxisList = PartitionSpec::AxisList;
@@ -94,4 +94,4 @@ TEST(PartitionSpecErrorTest, NegativeDim) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::partition_spec_test

@@ -11,7 +11,7 @@
 #include "meshsim/mesh/error.h"
 #include "support/expect_error.h"
 
-namespace meshsim {
+namespace meshsim::sharding_test {
 namespace {
 
 using Shape = std::vector<int64_t>;
@@ -200,4 +200,4 @@ TEST(ShardingErrorTest, PositionOutOfRange) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::sharding_test

@@ -11,7 +11,7 @@
 #include "meshsim/mesh/mesh.h"
 #include "meshsim/mesh/partition_spec.h"
 
-namespace meshsim {
+namespace meshsim::visualize_sharding_test {
 namespace {
 
 std::string picture(const Mesh& mesh, const PartitionSpec& spec, std::vector<int64_t> shape) {
@@ -87,4 +87,4 @@ TEST(FormatDeviceList, ShortensRuns) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::visualize_sharding_test

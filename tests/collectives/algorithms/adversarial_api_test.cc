@@ -24,7 +24,7 @@
 #include "meshsim/meshsim.h"
 #include "support/expect_error.h"
 
-namespace meshsim {
+namespace meshsim::adversarial_api_test {
 namespace {
 
 using namespace std::chrono_literals;
@@ -1680,4 +1680,4 @@ TEST(AdversarialSendRecvMixTest, LanesDoNotMix) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::adversarial_api_test

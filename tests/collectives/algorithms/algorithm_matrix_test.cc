@@ -49,7 +49,7 @@
 #include "meshsim/meshsim.h"
 #include "support/reference_collectives.h"
 
-namespace meshsim {
+namespace meshsim::algorithm_matrix_test {
 namespace {
 
 using matrix::mesh_case;
@@ -579,4 +579,4 @@ INSTANTIATE_TEST_SUITE_P(MatrixFull, AlgorithmMatrixTest, ::testing::ValuesIn(fu
                          param_name);
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::algorithm_matrix_test

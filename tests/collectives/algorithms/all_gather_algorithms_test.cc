@@ -10,7 +10,7 @@
 #include "support/expect_error.h"
 #include "support/reference_collectives.h"
 
-namespace meshsim {
+namespace meshsim::all_gather_algorithms_test {
 namespace {
 
 using algorithm_cases::Case;
@@ -79,4 +79,4 @@ TEST(AllGatherAlgorithmPreconditionTest, NeighborExchangeNeedsAnEvenGroup) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::all_gather_algorithms_test

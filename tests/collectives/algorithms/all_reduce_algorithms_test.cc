@@ -22,7 +22,7 @@
 #include "support/expect_error.h"
 #include "support/reference_collectives.h"
 
-namespace meshsim {
+namespace meshsim::all_reduce_algorithms_test {
 namespace {
 
 const ReduceOp kOps[] = {ReduceOp::kSum, ReduceOp::kMax, ReduceOp::kMin};
@@ -259,4 +259,4 @@ TEST(AllReduceAlgorithmDTypeTest, EveryDTypeMatchesDirect) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::all_reduce_algorithms_test

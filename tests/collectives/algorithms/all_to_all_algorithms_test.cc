@@ -9,7 +9,7 @@
 #include "meshsim/meshsim.h"
 #include "support/reference_collectives.h"
 
-namespace meshsim {
+namespace meshsim::all_to_all_algorithms_test {
 namespace {
 
 using algorithm_cases::Case;
@@ -103,4 +103,4 @@ INSTANTIATE_TEST_SUITE_P(Builtin, AllToAllAlgorithm64Test, ::testing::ValuesIn(k
                          [](const auto& info) { return info.param; });
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::all_to_all_algorithms_test

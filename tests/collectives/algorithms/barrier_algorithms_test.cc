@@ -18,7 +18,7 @@
 #include "meshsim/collectives/barrier.h"
 #include "meshsim/meshsim.h"
 
-namespace meshsim {
+namespace meshsim::barrier_algorithms_test {
 namespace {
 
 // Round k: every member stores k in its own slot, passes the barrier, then
@@ -87,4 +87,4 @@ TEST_P(BarrierAlgorithmTest, RecordsDissemination) { check_record(GetParam()); }
 INSTANTIATE_TEST_SUITE_P(Dissemination, BarrierAlgorithmTest, ::testing::Values(1, 2, 3, 5, 8, 64));
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::barrier_algorithms_test

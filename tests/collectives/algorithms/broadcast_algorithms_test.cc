@@ -10,7 +10,7 @@
 #include "meshsim/collectives/algorithms/registry.h"
 #include "meshsim/meshsim.h"
 
-namespace meshsim {
+namespace meshsim::broadcast_algorithms_test {
 namespace {
 
 using algorithm_cases::Case;
@@ -75,4 +75,4 @@ TEST(BroadcastBinomialTreeTest, PipelinesInSegments) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::broadcast_algorithms_test

@@ -16,7 +16,7 @@
 #include "meshsim/meshsim.h"
 #include "tests/support/expect_error.h"
 
-namespace meshsim {
+namespace meshsim::communicator_test {
 namespace {
 
 // Rank 0 gathers, reduces in rank order and sends back.
@@ -157,9 +157,9 @@ TEST(CommunicatorTest, PeerArgsNeedsTheDeclaration) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::communicator_test
 
-namespace meshsim {
+namespace meshsim::communicator_test {
 namespace {
 
 // A user algorithm whose rank 1 sends 1 MiB from its own vector (large enough
@@ -227,4 +227,4 @@ TEST(CommunicatorTest, SendsFromAlgorithmMemoryAreFreeOnReturn) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::communicator_test

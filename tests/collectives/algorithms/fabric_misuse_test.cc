@@ -22,7 +22,7 @@
 #include "meshsim/meshsim.h"
 #include "support/expect_error.h"
 
-namespace meshsim {
+namespace meshsim::fabric_misuse_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -434,4 +434,4 @@ TEST(RegistryPreconditionTest, ForcedAlgorithmWithUnmetPreconditionFailsOrFallsB
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::fabric_misuse_test

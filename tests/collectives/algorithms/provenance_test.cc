@@ -27,7 +27,7 @@
 #include "meshsim/meshsim.h"
 #include "support/reference_collectives.h"
 
-namespace meshsim {
+namespace meshsim::provenance_test {
 namespace {
 
 using matrix::mesh_case;
@@ -379,4 +379,4 @@ INSTANTIATE_TEST_SUITE_P(ProvenanceFull, AlgorithmProvenanceTest,
                          case_name);
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::provenance_test

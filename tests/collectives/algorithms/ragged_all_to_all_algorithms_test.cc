@@ -17,7 +17,7 @@
 #include "meshsim/meshsim.h"
 #include "support/expect_error.h"
 
-namespace meshsim {
+namespace meshsim::ragged_all_to_all_algorithms_test {
 namespace {
 
 // Every ragged_all_to_all algorithm but direct, as the runtime lists them.
@@ -195,4 +195,4 @@ INSTANTIATE_TEST_SUITE_P(Builtin, RaggedAllToAllAlgorithm64Test,
                          [](const auto& info) { return info.param; });
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::ragged_all_to_all_algorithms_test

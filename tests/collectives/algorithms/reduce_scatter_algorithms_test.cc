@@ -10,7 +10,7 @@
 #include "meshsim/meshsim.h"
 #include "support/reference_collectives.h"
 
-namespace meshsim {
+namespace meshsim::reduce_scatter_algorithms_test {
 namespace {
 
 using algorithm_cases::Case;
@@ -74,4 +74,4 @@ INSTANTIATE_TEST_SUITE_P(Builtin, ReduceScatterAlgorithm64Test, ::testing::Value
                          [](const auto& info) { return info.param; });
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::reduce_scatter_algorithms_test

@@ -14,7 +14,7 @@
 #include "meshsim/mesh/topology/topology_spec.h"
 #include "support/expect_error.h"
 
-namespace meshsim {
+namespace meshsim::topology_json_test {
 namespace {
 
 TEST(TopologyJson, ReadsTheSameTopologyAsTheSpec) {
@@ -142,4 +142,4 @@ TEST(TopologyJson, GarbageThrowsTopologyErrorOnly) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::topology_json_test

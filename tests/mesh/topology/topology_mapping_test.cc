@@ -10,7 +10,7 @@
 #include "meshsim/mesh/topology/topology_spec.h"
 #include "support/expect_error.h"
 
-namespace meshsim {
+namespace meshsim::topology_mapping_test {
 namespace {
 
 const char* kTorus444 = "torus3d:4x4x4:bw=1GB/s,lat=1us";
@@ -108,4 +108,4 @@ TEST(TopologyMapping, RejectsPositionsAndAxesOutOfRange) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::topology_mapping_test

@@ -12,7 +12,7 @@
 #include "meshsim/mesh/error.h"
 #include "support/expect_error.h"
 
-namespace meshsim {
+namespace meshsim::topology_spec_test {
 namespace {
 
 TEST(TopologySpec, ReadsOneDimension) {
@@ -185,4 +185,4 @@ TEST(TopologySpec, GarbageThrowsTopologyErrorOnly) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::topology_spec_test

@@ -16,7 +16,7 @@
 #include "meshsim/mesh/error.h"
 #include "support/expect_error.h"
 
-namespace meshsim {
+namespace meshsim::topology_test {
 namespace {
 
 using Hops = std::vector<std::pair<int, int>>;  // (from, to) per link
@@ -208,4 +208,4 @@ TEST(Topology, PrintsTheCanonicalSpec) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::topology_test

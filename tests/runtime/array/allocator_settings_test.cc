@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-namespace meshsim {
+namespace meshsim::allocator_settings_test {
 namespace {
 
 TEST(AllocatorSettingsTest, SetsBothModesWhenTheHostChoseNeither) {
@@ -26,4 +26,4 @@ TEST(AllocatorSettingsTest, LeavesAloneEachModeTheHostChose) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::allocator_settings_test

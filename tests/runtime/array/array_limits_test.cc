@@ -19,7 +19,7 @@
 #include "meshsim/runtime/array/internal/box_copy.h"
 #include "support/expect_error.h"
 
-namespace meshsim {
+namespace meshsim::array_limits_test {
 namespace {
 
 constexpr int64_t kTwo61 = int64_t{1} << 61;
@@ -179,4 +179,4 @@ TEST(ZeroSizeTest, BoxCopyOfEmptyBoxesCopiesNothing) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::array_limits_test

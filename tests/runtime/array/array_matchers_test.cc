@@ -13,7 +13,7 @@
 #include "meshsim/mesh/error.h"
 #include "support/expect_error.h"
 
-namespace meshsim {
+namespace meshsim::array_matchers_test {
 namespace {
 
 // The explanation gmock prints after "Actual: ... " when `m` rejects `a`.
@@ -82,4 +82,4 @@ TEST(ArrayMatchersTest, FirstNotCloseIsEmptyWhenClose) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::array_matchers_test

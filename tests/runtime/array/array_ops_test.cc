@@ -15,7 +15,7 @@
 #include "meshsim/testing/array_matchers.h"
 #include "support/expect_error.h"
 
-namespace meshsim {
+namespace meshsim::array_ops_test {
 namespace {
 
 TEST(ArrayOpsTest, SameShapeArithmetic) {
@@ -135,4 +135,4 @@ TEST(ArrayOpsTest, InputsAreUnchanged) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::array_ops_test

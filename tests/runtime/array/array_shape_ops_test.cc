@@ -13,7 +13,7 @@
 #include "meshsim/testing/array_matchers.h"
 #include "support/expect_error.h"
 
-namespace meshsim {
+namespace meshsim::array_shape_ops_test {
 namespace {
 
 Array ints(Shape shape, std::initializer_list<int32_t> values) {
@@ -208,4 +208,4 @@ TEST(ShapeOpsZeroSizeTest, EveryOpWorks) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::array_shape_ops_test

@@ -15,7 +15,7 @@
 #include "meshsim/mesh/error.h"
 #include "support/expect_error.h"
 
-namespace meshsim {
+namespace meshsim::array_test {
 namespace {
 
 // x as a T; for bool, x != 0.
@@ -344,4 +344,4 @@ TEST(ArrayErrorTest, NegativeDimNamesShape) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::array_test

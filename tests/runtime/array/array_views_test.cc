@@ -12,7 +12,7 @@
 #include "meshsim/runtime/array/tensor_views.h"
 #include "support/expect_error.h"
 
-namespace meshsim {
+namespace meshsim::array_views_test {
 namespace {
 
 TEST(ArrayViewTest, MatrixViewOfIota) {
@@ -92,4 +92,4 @@ TEST(ArrayViewTest, ViewsCheckRankAndDType) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::array_views_test

@@ -17,7 +17,7 @@
 
 #include "meshsim/runtime/array/array.h"
 
-namespace meshsim {
+namespace meshsim::box_copy_test {
 namespace {
 
 struct BoxCase {
@@ -160,4 +160,4 @@ INSTANTIATE_TEST_SUITE_P(LongRuns, BoxCopyTest,
                          case_name);
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::box_copy_test

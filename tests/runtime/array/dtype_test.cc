@@ -8,7 +8,7 @@
 #include "meshsim/mesh/error.h"
 #include "support/expect_error.h"
 
-namespace meshsim {
+namespace meshsim::dtype_test {
 namespace {
 
 struct DTypeFacts {
@@ -137,4 +137,4 @@ TEST(DTypeTest, PromoteTypesFollowsJaxTable) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::dtype_test

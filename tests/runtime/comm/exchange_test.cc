@@ -20,7 +20,7 @@
 #include "meshsim/runtime/exec/errors.h"
 #include "support/run_members.h"
 
-namespace meshsim {
+namespace meshsim::exchange_test {
 namespace {
 
 using test_support::run_members;
@@ -135,4 +135,4 @@ TEST(ExchangeTest, ResetBringsMembersBackInStep) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::exchange_test

@@ -15,7 +15,7 @@
 
 #include "meshsim/runtime/exec/errors.h"
 
-namespace meshsim {
+namespace meshsim::link_test {
 namespace {
 
 Array message(int32_t value) { return Array::scalar<int32_t>(value); }
@@ -288,4 +288,4 @@ TEST(FabricTest, TakeUnreceivedNamesTheSparsePairsUsed) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::link_test

@@ -20,7 +20,7 @@
 #include "meshsim/runtime/exec/internal/device_state.h"
 #include "meshsim/runtime/exec/runtime.h"
 
-namespace meshsim {
+namespace meshsim::mesh_interning_test {
 namespace {
 
 // A mesh of two devices, `a` at position 0 and `b` at 1, over one axis.
@@ -128,4 +128,4 @@ TEST(MeshInterningTest, ALoopOverAHundredMeshesReusesTheirState) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::mesh_interning_test

@@ -18,7 +18,7 @@
 #include "meshsim/runtime/exec/errors.h"
 #include "support/run_members.h"
 
-namespace meshsim {
+namespace meshsim::rendezvous_test {
 namespace {
 
 TEST(CollectiveCallTest, SameAsComparesEveryField) {
@@ -151,4 +151,4 @@ TEST(RendezvousTest, MeetSharingSharesOnlyInLeaderlessGroups) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::rendezvous_test

@@ -19,7 +19,7 @@
 #include "meshsim/runtime/exec/runtime.h"
 #include "support/expect_error.h"
 
-namespace meshsim {
+namespace meshsim::extreme_shapes_test {
 namespace {
 
 using P = PartitionSpec;
@@ -103,4 +103,4 @@ TEST(ExtremeShapeTest, PmapOverMoreDevicesThanTheRuntimeHasIsAShapeError) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::extreme_shapes_test

@@ -29,7 +29,7 @@
 #include "meshsim/runtime/exec/runtime.h"
 #include "support/expect_error.h"
 
-namespace meshsim {
+namespace meshsim::plan_test {
 namespace {
 
 Array times(const Array& a, int32_t k) {
@@ -364,4 +364,4 @@ TEST(PlanErrorTest, IndivisibleInputNamesIt) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::plan_test

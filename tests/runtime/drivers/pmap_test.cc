@@ -19,7 +19,7 @@
 #include "meshsim/runtime/exec/runtime.h"
 #include "support/expect_error.h"
 
-namespace meshsim {
+namespace meshsim::pmap_test {
 namespace {
 
 // `shape` with `extent` inserted at dimension `axis` (0 <= axis <= rank).
@@ -185,4 +185,4 @@ TEST(PmapErrorTest, SomeInputMustBeMapped) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::pmap_test

@@ -17,7 +17,7 @@
 #include "meshsim/runtime/exec/device_context.h"
 #include "meshsim/runtime/exec/runtime.h"
 
-namespace meshsim {
+namespace meshsim::shard_map_api_test {
 namespace {
 
 // A ShardBody owns its callable: assigning a lambda to it copies the lambda,
@@ -110,4 +110,4 @@ TEST(ShardMapApi, LaunchBodyInAVariable) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::shard_map_api_test

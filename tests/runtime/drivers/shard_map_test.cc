@@ -28,7 +28,7 @@
 #include "runtime/drivers/index_math.h"
 #include "support/expect_error.h"
 
-namespace meshsim {
+namespace meshsim::shard_map_test {
 namespace {
 
 using namespace testing_support;  // NOLINT: the reference index math
@@ -492,4 +492,4 @@ TEST(ShardMapErrorTest, UnknownOutSpecAxisFailsBeforeRunning) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::shard_map_test

@@ -23,7 +23,7 @@
 #include "runtime/drivers/index_math.h"
 #include "support/expect_error.h"
 
-namespace meshsim {
+namespace meshsim::sharded_array_test {
 namespace {
 
 using namespace testing_support;  // NOLINT: the reference index math
@@ -170,4 +170,4 @@ TEST(DevicePutErrorTest, DefaultConstructedIsAnError) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::sharded_array_test

@@ -34,7 +34,7 @@ void* operator new(std::size_t size) {
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
-namespace meshsim {
+namespace meshsim::launch_fault_test {
 namespace {
 
 TEST(LaunchFaultTest, AFailedAllocationInLaunchOwnsNoDevice) {
@@ -74,4 +74,4 @@ TEST(LaunchFaultTest, AFailedAllocationInLaunchOwnsNoDevice) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::launch_fault_test

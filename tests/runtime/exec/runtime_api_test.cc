@@ -6,7 +6,7 @@
 #include "meshsim/runtime/comm/internal/mesh_state.h"
 #include "meshsim/runtime/exec/runtime.h"
 
-namespace meshsim {
+namespace meshsim::runtime_api_test {
 namespace {
 
 template <class R>
@@ -27,4 +27,4 @@ TEST(RuntimeApi, LaunchesOnlyOnMeshes) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::runtime_api_test

@@ -14,7 +14,7 @@
 #include "meshsim/runtime/exec/internal/device_hooks.h"
 #include "support/expect_error.h"
 
-namespace meshsim {
+namespace meshsim::runtime_test {
 namespace {
 
 // A plain barrier over `axes` through the group rendezvous.
@@ -268,9 +268,9 @@ TEST(RuntimeTest, DeadlockWhenDevicesMeetInDifferentOrders) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::runtime_test
 
-namespace meshsim {
+namespace meshsim::runtime_test {
 namespace {
 
 // A device stuck in its own code past the timeout: the launch fails with a
@@ -317,9 +317,9 @@ TEST(RuntimeTest, DestroyingWhileALaunchRunsWaitsForIt) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::runtime_test
 
-namespace meshsim {
+namespace meshsim::runtime_test {
 namespace {
 
 TEST(RuntimeTest, ContextUsedFromAnotherThreadIsAnError) {
@@ -341,4 +341,4 @@ TEST(RuntimeTest, ContextUsedFromAnotherThreadIsAnError) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::runtime_test

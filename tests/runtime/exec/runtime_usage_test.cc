@@ -16,7 +16,7 @@
 #include "meshsim/runtime/exec/runtime.h"
 #include "support/expect_error.h"
 
-namespace meshsim {
+namespace meshsim::runtime_usage_test {
 namespace {
 
 // A barrier over `axes` that reports itself as operation `op`.
@@ -337,4 +337,4 @@ TEST(DeadlockReportTest, CompressIds) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::runtime_usage_test

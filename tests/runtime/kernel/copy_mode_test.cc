@@ -17,7 +17,7 @@
 #include "meshsim/runtime/kernel/run_kernel.h"
 #include "support/expect_error.h"
 
-namespace meshsim {
+namespace meshsim::copy_mode_test {
 namespace {
 
 Mesh line(int n) { return Mesh::make({{"x", n}}); }
@@ -356,4 +356,4 @@ TEST(RaceDetectionTest, AHandshakeOrdersTheReuse) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::copy_mode_test

@@ -19,7 +19,7 @@
 #include "meshsim/runtime/kernel/run_kernel.h"
 #include "support/expect_error.h"
 
-namespace meshsim {
+namespace meshsim::kernel_test {
 namespace {
 
 Mesh ring_mesh(int n) { return Mesh::make({{"x", n}}); }
@@ -571,4 +571,4 @@ TEST(KernelErrorTest, AKernelContextFromAnotherThreadIsAnError) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::kernel_test

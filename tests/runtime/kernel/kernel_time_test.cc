@@ -25,7 +25,7 @@
 #include "meshsim/runtime/time/virtual_time.h"
 #include "meshsim/runtime/trace/chrome_trace.h"
 
-namespace meshsim {
+namespace meshsim::kernel_time_test {
 namespace {
 
 constexpr double kAlpha = 0.25;         // seconds per message
@@ -236,4 +236,4 @@ TEST(KernelTrace, CopiesAndSignalsAreTransfersWithFlows) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::kernel_time_test

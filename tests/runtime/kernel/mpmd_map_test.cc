@@ -16,7 +16,7 @@
 #include "support/line_mesh.h"
 #include "support/expect_error.h"
 
-namespace meshsim {
+namespace meshsim::mpmd_map_test {
 namespace {
 
 // What a device saw of itself.
@@ -273,4 +273,4 @@ TEST(MpmdMapErrorTest, ASemaphoreLeftNonZeroNamesTheProgramThatHoldsIt) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::mpmd_map_test

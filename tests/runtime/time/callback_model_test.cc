@@ -10,7 +10,7 @@
 #include "meshsim/mesh/error.h"
 #include "support/expect_error.h"
 
-namespace meshsim {
+namespace meshsim::callback_model_test {
 namespace {
 
 TEST(NetworkCallbackModel, ReturnsTheFunctionsArrival) {
@@ -44,4 +44,4 @@ TEST(NetworkCallbackModel, RejectsImpossibleArrivalsAndTransfers) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::callback_model_test

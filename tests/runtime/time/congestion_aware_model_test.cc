@@ -16,7 +16,7 @@
 #include "meshsim/mesh/topology/topology_spec.h"
 #include "support/expect_error.h"
 
-namespace meshsim {
+namespace meshsim::congestion_aware_model_test {
 namespace {
 
 // Links of 1024 B/s and 0.25 s: 1024 bytes occupy a link for T = 1 s.
@@ -174,4 +174,4 @@ TEST(NetworkCongestionAware, ABidirectionalExchangeOnAUnidirectionalRingQueues) 
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::congestion_aware_model_test

@@ -10,7 +10,7 @@
 #include "meshsim/mesh/topology/topology_spec.h"
 #include "support/expect_error.h"
 
-namespace meshsim {
+namespace meshsim::congestion_unaware_model_test {
 namespace {
 
 TEST(NetworkCongestionUnaware, PricesHopsTimesLatencyPlusBytesOverBandwidth) {
@@ -55,4 +55,4 @@ TEST(NetworkCongestionUnaware, RejectsNodesOutOfTheTopology) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::congestion_unaware_model_test

@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-namespace meshsim {
+namespace meshsim::link_schedule_test {
 namespace {
 
 TEST(NetworkLinkSchedule, BooksAnIdleLinkAtOnce) {
@@ -58,4 +58,4 @@ TEST(NetworkLinkSchedule, ForgetsOnlyBookingsThatEndByTheGivenTime) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::link_schedule_test

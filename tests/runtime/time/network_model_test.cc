@@ -12,7 +12,7 @@
 #include "meshsim/runtime/time/callback_model.h"
 #include "support/expect_error.h"
 
-namespace meshsim {
+namespace meshsim::network_model_test {
 namespace {
 
 TEST(NetworkModel, CanonicalOrderIsDepartureSourceDestinationSequence) {
@@ -47,4 +47,4 @@ TEST(NetworkModel, ArrivalsChecksEveryTransferBeforePricingAny) {
 }
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::network_model_test

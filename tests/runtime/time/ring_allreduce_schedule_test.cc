@@ -14,7 +14,7 @@
 #include "meshsim/runtime/time/congestion_unaware_model.h"
 #include "support/ring_step_schedule.h"
 
-namespace meshsim {
+namespace meshsim::ring_allreduce_schedule_test {
 namespace {
 
 constexpr double kAlpha = 1.0 / 1024;
@@ -65,4 +65,4 @@ TEST_P(RingAllReduceSchedule, BidirectionalHalvesTheBandwidthTermOnABidirectiona
 INSTANTIATE_TEST_SUITE_P(Network, RingAllReduceSchedule, ::testing::Values(2, 4, 8, 16));
 
 }  // namespace
-}  // namespace meshsim
+}  // namespace meshsim::ring_allreduce_schedule_test

@@ -23,7 +23,7 @@
 namespace meshsim::builtin {
 namespace {
 
-void run(Communicator& comm, const AllReduceArgs& args) {
+void run_binomial_tree(Communicator& comm, const AllReduceArgs& args) {
   if (all_reduce_steps::trivial(comm, args)) return;
   const int n = comm.size();
   const int r = comm.rank();
@@ -74,7 +74,7 @@ Algorithm<AllReduceArgs> all_reduce_binomial_tree() {
     return CostTerms{2 * levels, 2 * levels * s, levels * s};
   };
   a.tunables = {{"segment_bytes", 256 << 10, "bytes per pipelined segment"}};
-  a.run = run;
+  a.run = run_binomial_tree;
   return a;
 }
 

@@ -65,7 +65,7 @@ void broadcast_segment(Communicator& comm, const AllReduceArgs& args, const Tree
   }
 }
 
-void run(Communicator& comm, const AllReduceArgs& args) {
+void run_double_binary_tree(Communicator& comm, const AllReduceArgs& args) {
   if (all_reduce_steps::trivial(comm, args)) return;
   const int n = comm.size();
   const int r = comm.rank();
@@ -103,7 +103,7 @@ Algorithm<AllReduceArgs> all_reduce_double_binary_tree() {
   };
   a.preconditions = kCommutativeOp;
   a.tunables = {{"segment_bytes", 256 << 10, "bytes per pipelined segment"}};
-  a.run = run;
+  a.run = run_double_binary_tree;
   return a;
 }
 

@@ -26,7 +26,7 @@
 namespace meshsim::builtin {
 namespace {
 
-void run(Communicator& comm, const AllReduceArgs& args) {
+void run_hierarchical(Communicator& comm, const AllReduceArgs& args) {
   if (all_reduce_steps::trivial(comm, args)) return;
   const std::span<const std::string> axes = comm.axes();
   Communicator inner = comm.subgroup(axes.back());
@@ -67,7 +67,7 @@ Algorithm<AllReduceArgs> all_reduce_hierarchical() {
   };
   a.preconditions = kMultipleAxes | kCommutativeOp;
   a.tunables = {{"segment_bytes", 1 << 20, "bytes per fabric segment of a block transfer"}};
-  a.run = run;
+  a.run = run_hierarchical;
   return a;
 }
 

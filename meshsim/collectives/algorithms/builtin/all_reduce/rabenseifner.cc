@@ -32,7 +32,7 @@ struct Split {
   int64_t begin, middle, end;
 };
 
-void run(Communicator& comm, const AllReduceArgs& args) {
+void run_rabenseifner(Communicator& comm, const AllReduceArgs& args) {
   if (all_reduce_steps::trivial(comm, args)) return;
   const all_reduce_steps::PowerOfTwoFold fold(comm.size(), comm.rank());
   fold.fold(comm, args);
@@ -94,7 +94,7 @@ Algorithm<AllReduceArgs> all_reduce_rabenseifner() {
   };
   a.preconditions = kCommutativeOp;
   a.tunables = {{"segment_bytes", 1 << 20, "bytes per fabric segment of an exchange"}};
-  a.run = run;
+  a.run = run_rabenseifner;
   return a;
 }
 

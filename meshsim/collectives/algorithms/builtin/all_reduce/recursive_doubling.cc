@@ -21,7 +21,7 @@
 namespace meshsim::builtin {
 namespace {
 
-void run(Communicator& comm, const AllReduceArgs& args) {
+void run_recursive_doubling(Communicator& comm, const AllReduceArgs& args) {
   if (all_reduce_steps::trivial(comm, args)) return;
   const all_reduce_steps::PowerOfTwoFold fold(comm.size(), comm.rank());
   fold.fold(comm, args);
@@ -63,7 +63,7 @@ Algorithm<AllReduceArgs> all_reduce_recursive_doubling() {
   // The fold combines the odd member's partial first.
   a.preconditions = kCommutativeOp;
   a.tunables = {{"segment_bytes", 1 << 20, "bytes per fabric segment of an exchange"}};
-  a.run = run;
+  a.run = run_recursive_doubling;
   return a;
 }
 
