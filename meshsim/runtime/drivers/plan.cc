@@ -63,18 +63,20 @@ size_t signature_hash(const Shapes& shapes_and_dtypes) {
 
 using Signature = std::vector<std::pair<Shape, DType>>;
 
-// The cached part of one input signature.
-struct Entry {
-  Signature inputs;
-  std::vector<LayoutPtr> in_layouts;
-  // Output layouts by the outputs' per-device shapes and dtypes.
-  std::mutex outs_mu;
-  std::vector<std::pair<Signature, std::vector<LayoutPtr>>> outs;
-};
-
 }  // namespace
 
 struct ShardMapPlan::Impl {
+  // The cached part of one input signature. Not in the anonymous namespace:
+  // Impl has external linkage, and a unity build compiles this file as a
+  // header, where GCC warns about a member whose type has internal linkage.
+  struct Entry {
+    Signature inputs;
+    std::vector<LayoutPtr> in_layouts;
+    // Output layouts by the outputs' per-device shapes and dtypes.
+    std::mutex outs_mu;
+    std::vector<std::pair<Signature, std::vector<LayoutPtr>>> outs;
+  };
+
   Runtime& runtime;
   AbstractMesh shape;
   std::optional<Mesh> mesh;
@@ -132,7 +134,7 @@ const Mesh& ShardMapPlan::Impl::mesh_of(std::span<const ShardedArray> args) cons
   return *target;
 }
 
-std::shared_ptr<Entry> ShardMapPlan::Impl::entry_for(std::span<const ShardedArray> args) {
+std::shared_ptr<ShardMapPlan::Impl::Entry> ShardMapPlan::Impl::entry_for(std::span<const ShardedArray> args) {
   std::vector<std::pair<const Shape&, DType>> sig;
   sig.reserve(args.size());
   for (const ShardedArray& a : args) sig.emplace_back(a.shape(), a.dtype());
@@ -242,7 +244,7 @@ std::vector<ShardedArray> ShardMapPlan::operator()(ArgSpan<ShardedArray> args_li
                                " in_specs");
   }
   const Mesh& target = impl.mesh_of(args);
-  const std::shared_ptr<Entry> entry = impl.entry_for(args);
+  const std::shared_ptr<ShardMapPlan::Impl::Entry> entry = impl.entry_for(args);
 
   // Per input, its shards on `target` by position: the argument's own when
   // its sharding matches, else resharded ones kept alive here.
