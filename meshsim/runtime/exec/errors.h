@@ -31,8 +31,9 @@ class DeviceError : public Error {
   std::exception_ptr original_;
 };
 
-// A wait was cancelled because another device of the same launch failed. The
-// launch reports the other device's error, never this one. (A CancelledError
+// A wait was cancelled because the launch failed: another device's error, a
+// deadlock or a timeout (so also on a launch of one device). The launch
+// reports that error, never this one. (A CancelledError
 // that a device's own code throws is that device's error.)
 class CancelledError : public Error {
  public:

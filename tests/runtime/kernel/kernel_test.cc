@@ -338,6 +338,30 @@ TEST(KernelErrorTest, WaitsThatCanNeverCompleteAreADeadlockNamingTheSemaphores) 
                "waiting in AsyncCopy::wait_recv for DMA semaphore 1 to reach 8 (it holds 0)");
 }
 
+// A body that catches its cancelled wait learns the launch failed, without
+// being told of another device: on one device the cause is the deadlock,
+// which the launch reports.
+TEST(KernelErrorTest, ACancelledWaitOnOneDeviceDoesNotBlameAnotherDevice) {
+  Runtime rt(1);
+  std::string caught;
+  EXPECT_ERROR(rt.launch(ring_mesh(1),
+                         [&](DeviceContext& ctx) {
+                           KernelSpec spec;
+                           const Semaphore sem = spec.semaphore();
+                           run_kernel(ctx, spec, [&](KernelContext& k) {
+                             try {
+                               k.semaphore_wait(sem, 1);
+                             } catch (const CancelledError& e) {
+                               caught = e.what();
+                               throw;
+                             }
+                           });
+                         }),
+               DeadlockError, "waiting in semaphore_wait for semaphore 0 to reach 1 (it holds 0)");
+  EXPECT_NE(caught.find("cancelled: the launch failed"), std::string::npos) << caught;
+  EXPECT_NE(caught.find("a deadlock"), std::string::npos) << caught;
+}
+
 TEST(KernelErrorTest, ADeviceThatNeverEntersLeavesTheOthersInADeadlock) {
   Runtime rt(3);
   EXPECT_ERROR(rt.launch(ring_mesh(3),

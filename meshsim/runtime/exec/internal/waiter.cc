@@ -59,7 +59,8 @@ void Waiter::throw_if_aborted(uint32_t value) {
       cancelled_ = true;
       tracker_->on_cancelled();
     }
-    throw CancelledError("cancelled: another device of the launch failed");
+    throw CancelledError("cancelled: the launch failed (another device's error, a deadlock or a "
+                         "timeout; the launch reports which)");
   }
 }
 
