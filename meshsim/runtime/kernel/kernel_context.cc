@@ -151,9 +151,8 @@ int KernelContext::logical_id(int program, const DeviceId& device) const {
                                std::to_string(program) + " is outside [0, " +
                                std::to_string(programs) + ")");
   }
-  const KernelProgram& p = programs_->programs[program];
   try {
-    return p.offset + device.position_in(*p.mesh);
+    return programs_->programs[program].launch_position(device);
   } catch (Error& e) {
     e.add_context(prefix("KernelContext::logical_id") + ": program " + std::to_string(program));
     throw;
@@ -163,8 +162,7 @@ int KernelContext::logical_id(int program, const DeviceId& device) const {
 int KernelContext::target_of(const DeviceId& device, const char* what) const {
   try {
     if (!device.by_coords()) return device.position_in(device_->mesh());
-    const KernelProgram& own = programs_->programs[program_];
-    return own.offset + device.position_in(*own.mesh);
+    return programs_->programs[program_].launch_position(device);
   } catch (Error& e) {
     e.add_context(prefix(what));
     throw;

@@ -10,12 +10,17 @@
 #include <vector>
 
 #include "meshsim/mesh/mesh.h"
+#include "meshsim/runtime/kernel/device_id.h"
 
 namespace meshsim {
 
 struct KernelProgram {
   const Mesh* mesh;  // outlives the kernel
   int offset;        // the launch position of its first device
+
+  // The launch position (logical id) of `device`, given by coordinates in
+  // this program's mesh or by position there; DeviceId's errors otherwise.
+  int launch_position(const DeviceId& device) const { return offset + device.position_in(*mesh); }
 };
 
 struct KernelPrograms {
