@@ -29,6 +29,10 @@ void DeviceContext::throw_unusable(const std::string& what) const {
 
 void DeviceContext::yield() const {
   check_usable("DeviceContext::yield");
+  if (device_.waiter.cancel_if_aborted()) {
+    throw CancelledError("DeviceContext::yield of device " + std::to_string(device_.id) +
+                         ": the launch failed and was cancelled");
+  }
   if (Fiber* fiber = Fiber::current()) {
     fiber->yield();
   } else {

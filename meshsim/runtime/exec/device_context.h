@@ -69,6 +69,8 @@ class DeviceContext {
   // sched_yield. For device code that polls memory another device writes
   // (a spin-wait of its own): in fiber mode such a loop must call this, or
   // the device it waits for may never run (see ExecutionMode::kFibers).
+  // CancelledError once the launch failed (another device's error, a
+  // deadlock or a timeout), so such a loop ends with the launch.
   void yield() const;
 
  private:

@@ -77,9 +77,11 @@ std::string KernelContext::who() const {
 void KernelContext::check_usable(const char* what) const {
   DeviceHooks::check_usable(*device_, what);
   // Once the device settled (a cancelled wait, or its own failure), peers
-  // may free their buffers: a body that caught the error must not go on.
-  const DeviceState& device = DeviceHooks::device(*device_);
-  if (device.waiter.cancelled() || device.settled_early) {
+  // may free their buffers: a body that caught the error must not go on. A
+  // body that polls (semaphore_read, buffer reads) and never waits stops
+  // here too once the launch failed or timed out.
+  DeviceState& device = DeviceHooks::device(*device_);
+  if (device.waiter.cancelled() || device.settled_early || device.waiter.cancel_if_aborted()) {
     throw CancelledError(prefix(what) + ": the launch failed and was cancelled");
   }
   if (!active_.load(std::memory_order_relaxed)) {

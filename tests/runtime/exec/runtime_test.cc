@@ -296,6 +296,36 @@ TEST(RuntimeTimeoutTest, ReportsWhereEveryDeviceIs) {
   }
 }
 
+// A device that polls with yield() instead of waiting in meshsim: the
+// timeout (or a peer's failure, below) cancels it at its next yield, so the
+// launch ends instead of logging forever.
+TEST(RuntimeTimeoutTest, ADevicePollingWithYieldStopsAtTheTimeout) {
+  Runtime rt(1, {.launch_timeout = std::chrono::milliseconds(100)});
+  std::string caught;
+  EXPECT_ERROR(rt.launch(Mesh::make({{"x", 1}}),
+                         [&](DeviceContext& ctx) {
+                           try {
+                             for (;;) ctx.yield();
+                           } catch (const CancelledError& e) {
+                             caught = e.what();
+                             throw;
+                           }
+                         }),
+               TimeoutError, "timed out after 100 ms");
+  EXPECT_THAT(caught, ::testing::HasSubstr("DeviceContext::yield of device 0: the launch failed"));
+}
+
+TEST(RuntimeTest, ADevicePollingWithYieldStopsWhenAPeerFails) {
+  Runtime rt(2);
+  std::atomic<bool> never{false};
+  EXPECT_ERROR(rt.launch(Mesh::make({{"x", 2}}),
+                         [&](DeviceContext& ctx) {
+                           if (ctx.position() == 0) throw std::runtime_error("boom");
+                           while (!never.load()) ctx.yield();
+                         }),
+               DeviceError, "boom");
+}
+
 TEST(RuntimeTest, DestroyingWhileALaunchRunsWaitsForIt) {
   std::atomic<bool> started{false}, finish{false};
   std::atomic<int> ran{0};

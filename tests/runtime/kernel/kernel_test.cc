@@ -362,6 +362,29 @@ TEST(KernelErrorTest, ACancelledWaitOnOneDeviceDoesNotBlameAnotherDevice) {
   EXPECT_NE(caught.find("a deadlock"), std::string::npos) << caught;
 }
 
+// A device that polls a semaphore without ever waiting (nor yielding)
+// stops at its next kernel call once a peer failed: the launch reports the
+// peer's error instead of hanging.
+TEST(KernelErrorTest, ADevicePollingASemaphoreStopsWhenAPeerFails) {
+  Runtime rt(2);
+  EXPECT_ERROR(rt.launch(ring_mesh(2),
+                         [&](DeviceContext& ctx) {
+                           KernelSpec spec;
+                           const Semaphore go = spec.semaphore();
+                           const Semaphore never = spec.semaphore();
+                           run_kernel(ctx, spec, [&](KernelContext& k) {
+                             if (k.device_id() == 0) {
+                               k.semaphore_signal(go, 1, 1);
+                               throw std::runtime_error("boom");
+                             }
+                             k.semaphore_wait(go, 1);
+                             while (k.semaphore_read(never) == 0) {
+                             }
+                           });
+                         }),
+               DeviceError, "boom");
+}
+
 TEST(KernelErrorTest, ADeviceThatNeverEntersLeavesTheOthersInADeadlock) {
   Runtime rt(3);
   EXPECT_ERROR(rt.launch(ring_mesh(3),

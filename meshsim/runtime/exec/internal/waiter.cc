@@ -55,12 +55,16 @@ WaitPolicy WaitPolicy::idle_after(int threads) {
 void Waiter::throw_if_aborted(uint32_t value) {
   if (WaitWord::is_poisoned(value) ||
       (aborted_ != nullptr && aborted_->load(std::memory_order_seq_cst))) {
-    if (tracker_ != nullptr && !cancelled_) {
-      cancelled_ = true;
-      tracker_->on_cancelled();
-    }
+    settle_cancelled();
     throw CancelledError("cancelled: the launch failed (another device's error, a deadlock or a "
                          "timeout; the launch reports which)");
+  }
+}
+
+void Waiter::settle_cancelled() {
+  if (tracker_ != nullptr && !cancelled_) {
+    cancelled_ = true;
+    tracker_->on_cancelled();
   }
 }
 

@@ -75,6 +75,16 @@ class Waiter {
   // wait reports it again.
   void mark_cancelled() { cancelled_ = true; }
   void detach() { attach(nullptr, nullptr); }
+  // For calls that make progress without waiting (a poll, a yield): whether
+  // the launch aborted. If so the device settles as a cancelled wait does
+  // (the tracker is told once), and the caller must throw CancelledError: a
+  // device that polls instead of blocking stops too once its launch failed
+  // or timed out.
+  bool cancel_if_aborted() {
+    if (aborted_ == nullptr || !aborted_->load(std::memory_order_seq_cst)) return false;
+    settle_cancelled();
+    return true;
+  }
 
   // Returns the first value of `word` for which done(value) holds.
   template <class Done>
@@ -123,6 +133,8 @@ class Waiter {
   bool wait_change_until_in_fiber(Fiber& fiber, const WaitWord& word, uint32_t seen,
                                   std::chrono::steady_clock::time_point deadline);
   void throw_if_aborted(uint32_t value);
+  // Tells the tracker of the launch's first cancellation of this waiter.
+  void settle_cancelled();
 
   WaitPolicy policy_;
   const std::atomic<bool>* aborted_ = nullptr;
