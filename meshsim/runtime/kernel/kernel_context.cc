@@ -334,9 +334,38 @@ Semaphore KernelContext::barrier_semaphore() {
   return Semaphore(Semaphore::kBarrier);
 }
 
+namespace {
+
+// Whether `ref` can be a region of a buffer declared as `declared`: the
+// same dtype, and a shape that at() (drops leading dims) and slice() (fewer
+// rows of the leading dim) can make of the declared one. A ref of another
+// KernelSpec's buffer with the same index fails this unless laid out alike.
+bool fits_declaration(const BufferRef& ref, const Array& declared) {
+  if (ref.dtype() != declared.dtype()) return false;
+  const Shape& r = ref.shape();
+  const Shape& d = declared.shape();
+  if (r.size() > d.size()) return false;
+  if (r.empty()) return true;
+  const size_t lead = d.size() - r.size();
+  return r[0] <= d[lead] && std::equal(r.begin() + 1, r.end(), d.begin() + lead + 1);
+}
+
+}  // namespace
+
 std::byte* KernelContext::bytes_of(const BufferRef& ref, int position, const char* what) const {
   const KernelShard& shard = *group_->shards[position];
   const int b = ref.buffer();
+  if (b >= 0 && b < static_cast<int>(shard.buffers.size()) &&
+      !fits_declaration(ref, shard.buffers[b])) {
+    const Array& declared = shard.buffers[b];
+    const std::string message = prefix(what) + " has no " + ref.to_string() + ": its buffer " +
+                                std::to_string(b) + " is " +
+                                std::string(dtype_name(declared.dtype())) +
+                                shape_to_string(declared.shape()) +
+                                " (a BufferRef of another KernelSpec?)";
+    if (ref.dtype() != declared.dtype()) throw DTypeError(message);
+    throw ShapeError(message);
+  }
   if (b < 0 || b >= static_cast<int>(shard.buffers.size()) ||
       ref.byte_offset() > shard.buffers[b].nbytes() ||
       ref.nbytes() > shard.buffers[b].nbytes() - ref.byte_offset()) {

@@ -445,9 +445,38 @@ TEST(KernelErrorTest, HandlesFromAnotherSpecAreCheckedAgainstThisOne) {
     KernelSpec small("small");
     small.buffer({4}, DType::kFloat32);
     run_kernel(ctx, small, [&](KernelContext& k) {
-      EXPECT_ERROR(k.read<float>(far), InvalidArgumentError, "its buffer 0 has 16 bytes");
+      EXPECT_ERROR(k.read<float>(far), ShapeError,
+                   "has no buffer 0 bytes [0, 256) float32(64): its buffer 0 is float32(4)");
       EXPECT_ERROR(k.semaphore_wait(sem3), InvalidArgumentError, "no semaphore 3 (its spec declares 0)");
       EXPECT_ERROR(k.semaphore_read(dma0), InvalidArgumentError, "no DMA semaphore 0");
+    });
+  });
+}
+
+// A BufferRef of another spec's buffer with the same index is checked
+// against this kernel's declaration, not only against its byte count: it
+// would reinterpret the bytes (other dtype) or address other rows.
+TEST(KernelErrorTest, ABufferRefOfAnotherLayoutIsAnErrorNotAReinterpretation) {
+  KernelSpec other;
+  const BufferRef as_f64 = other.buffer({2}, DType::kFloat64);
+  KernelSpec rows;
+  const BufferRef as_rows = rows.buffer({2, 4}, DType::kFloat32);
+  Runtime rt(1);
+  rt.launch(ring_mesh(1), [&](DeviceContext& ctx) {
+    KernelSpec spec("mine");
+    const BufferRef mine = spec.buffer({4, 2}, DType::kFloat32);
+    const DmaSemaphore sem = spec.dma_semaphore();
+    run_kernel(ctx, spec, [&](KernelContext& k) {
+      EXPECT_ERROR(k.write<double>(as_f64), DTypeError,
+                   "has no buffer 0 bytes [0, 16) float64(2): its buffer 0 is float32(4, 2) "
+                   "(a BufferRef of another KernelSpec?)");
+      EXPECT_ERROR(k.read<float>(as_rows.at(1)), ShapeError, "its buffer 0 is float32(4, 2)");
+      EXPECT_ERROR(k.make_async_copy(as_rows.at(0), mine.slice(0, 2), sem).start(), ShapeError,
+                   "has no buffer 0 bytes [0, 16) float32(4): its buffer 0 is float32(4, 2)");
+      // What at() and slice() make of this spec's own buffer is accepted.
+      k.write<float>(mine.at(3))[1] = 7;
+      EXPECT_EQ(k.read<float>(mine.slice(2, 2))[3], 7);
+      EXPECT_EQ(k.read<float>(mine)[7], 7);
     });
   });
 }
