@@ -1,7 +1,8 @@
 #include "meshsim/runtime/kernel/run_kernel.h"
 
-#include <functional>
+#include <algorithm>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "meshsim/runtime/comm/internal/collective_call.h"
@@ -28,18 +29,36 @@ struct KernelRun {
 
 namespace {
 
-// What every device of the kernel must agree on beyond the parameters, as a
-// CollectiveCall list: a hash of the kernel's name (a call's op must be a
-// string literal: an exchange compares it after the caller returned), then
-// per buffer its dtype, rank and dims.
-std::vector<int64_t> describe_buffers(const KernelSpec& spec) {
-  std::vector<int64_t> out{static_cast<int64_t>(std::hash<std::string>{}(spec.name()))};
-  for (const KernelSpec::BufferDecl& b : spec.buffers()) {
-    out.push_back(static_cast<int64_t>(b.dtype));
-    out.push_back(static_cast<int64_t>(b.shape.size()));
-    out.insert(out.end(), b.shape.begin(), b.shape.end());
+// What position 0 offers the others at the entry meeting: the table of
+// shards it made, and its spec, against which each compares its own. Both
+// live until every device has arrived (position 0 waits for that).
+struct EntryOffer {
+  const std::shared_ptr<KernelGroup>* group;
+  const KernelSpec* spec;
+};
+
+std::string describe_buffer(const KernelSpec::BufferDecl& b) {
+  return std::string(dtype_name(b.dtype)) + shape_to_string(b.shape);
+}
+
+// The first way `mine` and `first` (position 0's) declare different kernels
+// — name, buffer count, a buffer's dtype or shape — as "A but device D B",
+// or empty. The semaphore counts and options are compared by the meeting.
+std::string spec_difference(const KernelSpec& mine, const KernelSpec& first, int first_device) {
+  const std::string them = " but device " + std::to_string(first_device) + " declares ";
+  if (mine.name() != first.name()) {
+    return "kernel '" + mine.name() + "'" + them + "kernel '" + first.name() + "'";
   }
-  return out;
+  const auto a = mine.buffers(), b = first.buffers();
+  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
+    if (a[i].dtype == b[i].dtype && a[i].shape == b[i].shape) continue;
+    return "buffer " + std::to_string(i) + " as " + describe_buffer(a[i]) + them + "it as " +
+           describe_buffer(b[i]);
+  }
+  if (a.size() != b.size()) {
+    return std::to_string(a.size()) + " buffers" + them + std::to_string(b.size());
+  }
+  return {};
 }
 
 // " semaphore 0 holds 1; DMA semaphore 2 holds 4096": the
@@ -168,23 +187,28 @@ void KernelRun::run(DeviceContext& ctx, const KernelSpec& spec, const KernelProg
     }
   }
 
-  const std::vector<int64_t> buffers = describe_buffers(spec);
   CollectiveCall entry("run_kernel", DType::kFloat32, {});
+  entry.has_operand = false;
   entry.param("semaphores", spec.semaphores())
       .param("dma_semaphores", spec.dma_semaphores())
       .param("collective_id", spec.collective_id().value_or(-1))
       .param("copy_mode", static_cast<int>(spec.copy_mode()))
       .param("copy_seed", static_cast<int64_t>(spec.copy_seed()))
       .param("race_detection", spec.race_detection());
-  entry.list_name = "name_hash_and_buffers";
-  entry.list = buffers;
+  const EntryOffer offer{&kernel_group, &spec};
   try {
     OpScope scope(ctx, "run_kernel (entry)", group);
-    meeting.slot(position).publish(entry, nullptr, nullptr, position == 0 ? &kernel_group : nullptr);
+    meeting.slot(position).publish(entry, nullptr, nullptr, position == 0 ? &offer : nullptr);
     meeting.meet(position, waiter);
-    // Position 0's shared_ptr stays put until every device passed the arrive.
     if (position != 0) {
-      kernel_group = *static_cast<const std::shared_ptr<KernelGroup>*>(meeting.slot(0).extra);
+      const EntryOffer& first = *static_cast<const EntryOffer*>(meeting.slot(0).extra);
+      const std::string difference =
+          spec_difference(spec, *first.spec, meeting.device_ids()[0]);
+      if (!difference.empty()) {
+        throw CollectiveMismatchError("collective mismatch in " + holder + ": device " +
+                                      std::to_string(device.id) + " declares " + difference);
+      }
+      kernel_group = *first.group;
     }
     kernel_group->shards[position] = shard.get();
     meeting.arrive(position, waiter);  // every shard is in the table

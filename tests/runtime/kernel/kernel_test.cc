@@ -395,15 +395,42 @@ TEST(KernelErrorTest, ADeviceThatNeverEntersLeavesTheOthersInADeadlock) {
                DeadlockError, "waiting in run_kernel (entry)");
 }
 
+// The mismatch names what differs — the kernels' names, a buffer, the
+// buffer count, an option — and each side's device.
 TEST(KernelErrorTest, DevicesDeclaringDifferentSpecsAreAMismatch) {
   Runtime rt(2);
   EXPECT_ERROR(rt.launch(ring_mesh(2),
                          [&](DeviceContext& ctx) {
                            KernelSpec spec("k");
+                           spec.buffer({8}, DType::kBFloat16);
                            spec.buffer({ctx.position() == 0 ? 4 : 5}, DType::kFloat32);
                            run_kernel(ctx, spec, [](KernelContext&) {});
                          }),
-               CollectiveMismatchError, "collective mismatch");
+               CollectiveMismatchError,
+               "collective mismatch in kernel 'k' on Mesh(x=2): device 1 declares buffer 1 as "
+               "float32(5) but device 0 declares it as float32(4)");
+  EXPECT_ERROR(rt.launch(ring_mesh(2),
+                         [&](DeviceContext& ctx) {
+                           KernelSpec spec(ctx.position() == 0 ? "attention_fwd" : "attention_bwd");
+                           run_kernel(ctx, spec, [](KernelContext&) {});
+                         }),
+               CollectiveMismatchError,
+               "device 1 declares kernel 'attention_bwd' but device 0 declares kernel "
+               "'attention_fwd'");
+  EXPECT_ERROR(rt.launch(ring_mesh(2),
+                         [&](DeviceContext& ctx) {
+                           KernelSpec spec("k");
+                           for (int b = 0; b < 1 + ctx.position(); ++b) spec.buffer({2}, DType::kInt8);
+                           run_kernel(ctx, spec, [](KernelContext&) {});
+                         }),
+               CollectiveMismatchError, "device 1 declares 2 buffers but device 0 declares 1");
+  EXPECT_ERROR(rt.launch(ring_mesh(2),
+                         [&](DeviceContext& ctx) {
+                           KernelSpec spec("k");
+                           for (int s = 0; s < 1 + ctx.position(); ++s) spec.semaphore();
+                           run_kernel(ctx, spec, [](KernelContext&) {});
+                         }),
+               CollectiveMismatchError, "called run_kernel(semaphores=1, dma_semaphores=0");
 }
 
 TEST(KernelErrorTest, CopiesOfDifferentSizeOrDTypeAreErrorsNamingBothRegions) {

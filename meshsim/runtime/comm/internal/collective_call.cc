@@ -24,7 +24,8 @@ void CollectiveCall::add_param(const Param& p) {
 }
 
 bool CollectiveCall::same_as(const CollectiveCall& other) const {
-  if (!same_text(op, other.op) || dtype != other.dtype || num_params != other.num_params ||
+  if (!same_text(op, other.op) || dtype != other.dtype || has_operand != other.has_operand ||
+      num_params != other.num_params ||
       !same_text(list_name, other.list_name) || !same_text(algorithm, other.algorithm) || !std::ranges::equal(shape, other.shape) ||
       !std::ranges::equal(list, other.list)) {
     return false;
@@ -39,20 +40,28 @@ bool CollectiveCall::same_as(const CollectiveCall& other) const {
 }
 
 std::string CollectiveCall::describe() const {
-  std::string out = std::string(op) + "(" + std::string(dtype_name(dtype)) + shape_to_string(shape);
+  std::string out = std::string(op) + "(";
+  if (has_operand) out += std::string(dtype_name(dtype)) + shape_to_string(shape);
+  // ", " before every argument but a first one.
+  const auto next = [&] {
+    if (out.back() != '(') out += ", ";
+  };
   for (int i = 0; i < num_params; ++i) {
     const Param& p = params[i];
-    out += ", " + std::string(p.name) + "=" +
+    next();
+    out += std::string(p.name) + "=" +
            (p.is_bool ? (p.value != 0 ? "true" : "false") : std::to_string(p.value));
   }
   if (!list.empty() || *list_name != '\0') {
-    out += ", " + std::string(list_name) + "=[";
+    next();
+    out += std::string(list_name) + "=[";
     for (size_t i = 0; i < list.size(); ++i) out += (i ? ", " : "") + std::to_string(list[i]);
     out += "]";
   }
   // The default is left out, so messages of ordinary calls stay short.
   if (*algorithm != '\0' && std::strcmp(algorithm, "direct") != 0) {
-    out += ", algorithm=" + std::string(algorithm);
+    next();
+    out += "algorithm=" + std::string(algorithm);
   }
   return out + ")";
 }

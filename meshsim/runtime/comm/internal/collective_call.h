@@ -29,6 +29,9 @@ struct CollectiveCall {
   const char* op = "";  // a string literal: compared by content
   DType dtype = DType::kFloat32;
   std::span<const int64_t> shape;  // the caller's; valid while it is in the collective
+  // False for a call with no array operand (run_kernel): describe() leaves
+  // dtype and shape out.
+  bool has_operand = true;
   std::array<Param, kMaxParams> params{};
   int num_params = 0;
   // The algorithm chosen to run it (a registry name; "" where a collective
