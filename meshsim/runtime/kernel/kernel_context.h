@@ -6,8 +6,10 @@
 // make_async_remote_copy, ...); problems are errors, never prints.
 //
 // Usable only by the device's own code inside the kernel body it was given
-// to; a call from elsewhere, or after the kernel returned, throws
-// RuntimeUsageError naming the kernel and the device. The object lives as
+// to; a call from elsewhere throws RuntimeUsageError naming the call and
+// the device, one after the kernel returned names the kernel too. (A
+// call from another thread cannot read the kernel's name: the device may be
+// starting its next kernel with this object meanwhile.) The object lives as
 // long as the Runtime, one per device and nesting depth, so a kept reference
 // fails cleanly — until the device's next kernel at the same depth starts:
 // it then serves that kernel (an AsyncCopy made in an earlier kernel still

@@ -198,7 +198,9 @@ TEST(MpmdMapErrorTest, MalformedProgramListsAreRefusedBeforeAnyDeviceRuns) {
   EXPECT_ERROR(mpmd_map(rt, {{line_mesh("x", {0, 1}), nothing}, {line_mesh("x", {2, 3, 4}), nothing}}, spec),
                MeshError, "axis 'x' has size 2 in program 0's mesh");
   EXPECT_ERROR(mpmd_map(rt, {{line_mesh("x", {0}), nothing}, {line_mesh("y", {7}), nothing}}, spec),
-               RuntimeUsageError, "uses device 7 but the runtime has at most 4 devices");
+               RuntimeUsageError,
+               "program 1's mesh Mesh(y=1; devices=[7]) uses device 7 but the runtime has at most "
+               "4 devices");
 }
 
 TEST(MpmdMapErrorTest, AFailingProgramFailsTheLaunchNamingItsDeviceAndProgram) {
@@ -226,9 +228,10 @@ TEST(MpmdMapErrorTest, AFailingProgramFailsTheLaunchNamingItsDeviceAndProgram) {
                InvalidArgumentError, "program 2 is outside [0, 1)");
   // An error before the body runs: a buffer no device can allocate.
   KernelSpec huge("huge");
+  huge.buffer({4}, DType::kUInt8);
   huge.buffer({int64_t{1} << 46}, DType::kUInt8);
   EXPECT_ERROR(mpmd_map(rt, {{line_mesh("x", {0}), [](KernelContext&) {}}}, huge), ShapeError,
-               "device 0: mpmd_map program 0: ");
+               "device 0: mpmd_map program 0: kernel 'huge' buffer 1: ");
   // The runtime is usable after each failure.
   int ran = 0;
   mpmd_map(rt, {{line_mesh("x", {0}), [&](KernelContext&) { ++ran; }}}, spec);

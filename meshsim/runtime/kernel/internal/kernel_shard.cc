@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "meshsim/mesh/error.h"
 #include "meshsim/runtime/exec/internal/wait_note.h"
 
 namespace meshsim {
@@ -50,7 +51,12 @@ KernelShard::KernelShard(const KernelSpec& spec, int devices, int position, Kern
   buffers.reserve(spec.buffers().size());
   data.reserve(spec.buffers().size());
   for (const KernelSpec::BufferDecl& decl : spec.buffers()) {
-    buffers.push_back(Array::zeros(decl.shape, decl.dtype));
+    try {
+      buffers.push_back(Array::zeros(decl.shape, decl.dtype));
+    } catch (Error& e) {
+      e.add_context("kernel '" + spec.name() + "' buffer " + std::to_string(buffers.size()));
+      throw;
+    }
     data.push_back(buffers.back().mutable_bytes());
   }
 }
