@@ -174,6 +174,10 @@ RuntimeImpl::RuntimeImpl(RuntimeOptions options, int max_devices, int start_now)
       logger_(make_runtime_logger()),
       fabric_(std::max(1, max_devices)) {
   check_fiber_options(options);
+  if (!(options.warn_fraction > 0 && options.warn_fraction <= 1)) {
+    throw InvalidArgumentError("RuntimeOptions::warn_fraction must be in (0, 1], got " +
+                               std::to_string(options.warn_fraction));
+  }
   if (max_devices < 1) {
     throw InvalidArgumentError("RuntimeOptions::max_devices must be at least 1, got " +
                                std::to_string(max_devices));
@@ -477,7 +481,10 @@ void RuntimeImpl::wait_for(Launch& launch) noexcept {
   Waiter host;
   host.set_policy({.spin_ns = 0, .yield_ns = 20'000});
   const uint32_t initial = launch.done_initial();
-  const auto timeout = options_.launch_timeout;
+  // Past a century a timeout is none that matters, and the deadlines below
+  // must not overflow the clock.
+  constexpr auto kLongest = std::chrono::milliseconds(std::chrono::hours(24 * 365 * 100));
+  const auto timeout = std::min(options_.launch_timeout, kLongest);
   if (timeout.count() <= 0) {
     host.wait_change(launch.done(), initial);
     return;

@@ -101,9 +101,11 @@ struct RuntimeOptions {
   std::optional<WaitPolicy> wait_policy;
   // A launch still running after this long fails with a TimeoutError that says
   // where every device is; zero turns the timeout off. A warning with the same
-  // report is logged at `warn_fraction` of it. Waits inside meshsim are
-  // cancelled at the timeout; a device busy in its own code cannot be, and the
-  // launch returns only once it does.
+  // report is logged at `warn_fraction` of it (in (0, 1], else the Runtime
+  // throws InvalidArgumentError). Waits inside meshsim are cancelled at the
+  // timeout, and so is a device's next yield() or kernel call; a device busy
+  // in its own code cannot be, and the launch returns only once it does. A
+  // timeout beyond a century counts as a century.
   std::chrono::milliseconds launch_timeout{0};
   double warn_fraction = 0.5;
   // How devices run. Unset: the MESHSIM_EXEC environment variable ("threads"

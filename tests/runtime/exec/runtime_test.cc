@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <limits>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -313,6 +314,23 @@ TEST(RuntimeTimeoutTest, ADevicePollingWithYieldStopsAtTheTimeout) {
                          }),
                TimeoutError, "timed out after 100 ms");
   EXPECT_THAT(caught, ::testing::HasSubstr("DeviceContext::yield of device 0: the launch failed"));
+}
+
+// The largest timeout is no timeout that fires at once (the deadline used
+// to overflow the clock), and the warning's fraction must be one.
+TEST(RuntimeTimeoutTest, ExtremeSettingsAreAcceptedOrRefused) {
+  Runtime rt(2, {.launch_timeout = std::chrono::milliseconds::max()});
+  int ran = 0;
+  rt.launch(Mesh::make({{"x", 2}}), [&](DeviceContext& ctx) {
+    barrier(ctx, "x");
+    if (ctx.position() == 0) ++ran;
+  });
+  EXPECT_EQ(ran, 1);
+  for (const double bad : {0.0, -1.0, 1.5, std::numeric_limits<double>::quiet_NaN(),
+                           std::numeric_limits<double>::infinity()}) {
+    EXPECT_ERROR(Runtime(1, {.launch_timeout = std::chrono::seconds(1), .warn_fraction = bad}),
+                 InvalidArgumentError, "RuntimeOptions::warn_fraction must be in (0, 1]");
+  }
 }
 
 TEST(RuntimeTest, ADevicePollingWithYieldStopsWhenAPeerFails) {
