@@ -1,6 +1,7 @@
 #include "meshsim/runtime/exec/runtime.h"
 
 #include <algorithm>
+#include <exception>
 #include <cstdlib>
 #include <thread>
 
@@ -240,6 +241,14 @@ void RuntimeImpl::without_changes(FunctionRef<void()> read) {
 }
 
 RuntimeImpl::~RuntimeImpl() {
+  // It would wait for the launch that runs this very code: fail fast and
+  // loudly instead of hanging (a destructor cannot throw).
+  if (const DeviceState* device = calling_device()) {
+    logger_->critical("Runtime destroyed from the body of its own device {}: it would wait "
+                      "forever for the launch that runs that body; terminating",
+                      device->id);
+    std::terminate();
+  }
   {
     std::unique_lock lock(in_flight_mu_);
     stopping_ = true;

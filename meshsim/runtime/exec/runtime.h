@@ -154,6 +154,9 @@ class Runtime {
   explicit Runtime(RuntimeOptions options = {});
   // Starts the threads of devices 0..num_devices-1 now.
   explicit Runtime(int num_devices, RuntimeOptions options = {});
+  // Waits for the launches in flight (logging that it must). From the body
+  // of one of its own devices it would wait for itself: it logs that and
+  // calls std::terminate instead.
   ~Runtime();
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;

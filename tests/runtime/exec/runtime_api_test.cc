@@ -26,5 +26,18 @@ TEST(RuntimeApi, LaunchesOnlyOnMeshes) {
   EXPECT_EQ(ran, 1);
 }
 
+// Destroying a Runtime from its own device's body would wait for itself:
+// it terminates with a message instead of hanging (a destructor cannot
+// throw).
+TEST(RuntimeApiDeathTest, DestroyingTheRuntimeFromItsOwnDeviceTerminates) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        auto* rt = new Runtime(1);
+        rt->launch(Mesh::make({{"x", 1}}), [&](DeviceContext&) { delete rt; });
+      },
+      "Runtime destroyed from the body of its own device 0");
+}
+
 }  // namespace
 }  // namespace meshsim::runtime_api_test
