@@ -48,11 +48,18 @@ size_t hash_mesh(const Mesh& mesh) {
 // instead of deadlocking.
 class DeviceClaim {
  public:
-  DeviceClaim(const std::vector<DeviceState*>& devices, const Launch& launch) : sorted_(devices) {
+  // `caller`: the device whose body makes this launch (null for a host
+  // thread). Its wait for a device another launch holds ends with
+  // CancelledError (nothing claimed) once the caller's own launch failed or
+  // timed out: two bodies that each launch on the other's device would
+  // otherwise wait for each other forever. A host thread waits as long as
+  // it takes; nothing else throws, so a claim is never left half made.
+  DeviceClaim(const std::vector<DeviceState*>& devices, const Launch& launch, DeviceState* caller)
+      : sorted_(devices) {
     std::sort(sorted_.begin(), sorted_.end(),
               [](const DeviceState* a, const DeviceState* b) { return a->id < b->id; });
-    // Nothing below throws: a claim is never left half made.
-    for (DeviceState* device : sorted_) {
+    for (size_t i = 0; i < sorted_.size(); ++i) {
+      DeviceState* device = sorted_[i];
       for (;;) {
         const uint32_t seen = device->unclaimed.load();
         const Launch* owner = nullptr;
@@ -60,28 +67,45 @@ class DeviceClaim {
                                                   std::memory_order_relaxed)) {
           break;
         }
-        // A device fiber must not block its worker (the owner may be queued
-        // there): it parks until an owner lets go.
-        if (Fiber::current() != nullptr) {
-          Waiter parked;
-          parked.wait_change(device->unclaimed, seen);
-        } else {
+        if (caller == nullptr) {
           device->owner.wait(owner, std::memory_order_relaxed);
+          continue;
+        }
+        // A device fiber must not block its worker (the owner may be queued
+        // there): it parks until an owner lets go, or looks again after a
+        // while whether its own launch failed (which does not change this
+        // word, so no wait of its own could see it).
+        Waiter parked;
+        parked.set_policy({.spin_ns = 0, .yield_ns = 20'000});
+        if (parked.wait_change_until(device->unclaimed, seen,
+                                     std::chrono::steady_clock::now() + kRecheck)) {
+          continue;
+        }
+        if (caller->waiter.cancel_if_aborted()) {
+          release(i);
+          throw CancelledError("launch from the body of device " + std::to_string(caller->id) +
+                               ": its launch failed while this one waited for device " +
+                               std::to_string(device->id) + ", which another launch holds");
         }
       }
     }
   }
-  ~DeviceClaim() {
-    for (DeviceState* device : sorted_) {
-      device->owner.store(nullptr, std::memory_order_release);
-      device->owner.notify_all();
-      device->unclaimed.advance();
-    }
-  }
+  ~DeviceClaim() { release(sorted_.size()); }
   DeviceClaim(const DeviceClaim&) = delete;
   DeviceClaim& operator=(const DeviceClaim&) = delete;
 
  private:
+  static constexpr auto kRecheck = std::chrono::milliseconds(10);
+
+  // Lets go of the first `count` devices.
+  void release(size_t count) {
+    for (size_t i = 0; i < count; ++i) {
+      sorted_[i]->owner.store(nullptr, std::memory_order_release);
+      sorted_[i]->owner.notify_all();
+      sorted_[i]->unclaimed.advance();
+    }
+  }
+
   std::vector<DeviceState*> sorted_;
 };
 
@@ -437,7 +461,7 @@ void RuntimeImpl::launch(const Mesh& mesh_arg, const std::function<void(DeviceCo
   if (fibers_ != nullptr) fibers = fibers_->prepare(*launch);
   std::string unreceived;
   {
-    const DeviceClaim claim(launch->devices(), *launch);
+    const DeviceClaim claim(launch->devices(), *launch, current_device());
     launch->start(fibers_.get(), fibers);
     wait_for(*launch);
     if (time != nullptr) time->release_devices();  // async handles kept past the launch

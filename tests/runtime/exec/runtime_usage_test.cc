@@ -4,10 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "meshsim/runtime/exec/errors.h"
@@ -88,6 +90,36 @@ TEST(NestedLaunchTest, OnDisjointDevicesWorks) {
   });
   EXPECT_EQ(sums, (std::vector<int>{2 + 3 + 4, 5 + 6 + 7}));
   EXPECT_EQ(inner_ids, (std::vector<int>{-1, -1, 0, 1, 2, 0, 1, 2}));
+}
+
+// Two host launches whose bodies each launch on the other's device wait for
+// each other. The timeout of the launch that times out first cancels its
+// body's wait for the device (nothing is claimed), which ends that launch
+// and so lets the other go on: no hang, and at least one TimeoutError.
+TEST(NestedLaunchTest, CrossedNestedLaunchesEndAtTheTimeout) {
+  Runtime rt(2, {.launch_timeout = std::chrono::milliseconds(200)});
+  std::atomic<int> entered{0};
+  std::atomic<int> timeouts{0}, successes{0}, others{0};
+  const auto host = [&](int mine, int other) {
+    try {
+      rt.launch(Mesh(AbstractMesh({{"x", 1}}), {mine}), [&](DeviceContext& ctx) {
+        entered.fetch_add(1);
+        while (entered.load() < 2) ctx.yield();
+        rt.launch(Mesh(AbstractMesh({{"x", 1}}), {other}), [](DeviceContext&) {});
+      });
+      successes.fetch_add(1);
+    } catch (const TimeoutError&) {
+      timeouts.fetch_add(1);
+    } catch (...) {
+      others.fetch_add(1);
+    }
+  };
+  std::thread a(host, 0, 1), b(host, 1, 0);
+  a.join();
+  b.join();
+  EXPECT_GE(timeouts.load(), 1);
+  EXPECT_EQ(timeouts.load() + successes.load(), 2);
+  EXPECT_EQ(others.load(), 0);
 }
 
 TEST(NestedLaunchTest, OnAnotherRuntimeWorks) {
