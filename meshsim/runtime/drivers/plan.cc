@@ -3,12 +3,15 @@
 #include <algorithm>
 #include <atomic>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <shared_mutex>
 #include <string>
 #include <unordered_map>
 
 #include "meshsim/runtime/drivers/internal/shard_layout.h"
+#include "meshsim/runtime/exec/errors.h"
+#include "meshsim/runtime/exec/internal/runtime_impl.h"
 
 namespace meshsim {
 namespace {
@@ -91,6 +94,8 @@ struct ShardMapPlan::Impl {
   std::vector<std::pair<Mesh, std::vector<std::shared_ptr<const NamedSharding>>>> out_shardings;
 
   mutable std::atomic<int64_t> hits{0}, misses{0}, reshards{0};
+  // Expired once `runtime` is destroyed (it must outlive the plan).
+  std::weak_ptr<const void> runtime_alive;
 
   const Mesh& mesh_of(std::span<const ShardedArray> args) const;
   std::shared_ptr<Entry> entry_for(std::span<const ShardedArray> args);
@@ -227,6 +232,7 @@ ShardMapPlan::ShardMapPlan(Runtime& runtime, const AbstractMesh& shape, std::opt
                                    std::vector<PartitionSpec>(in_specs.begin(), in_specs.end()),
                                    std::vector<PartitionSpec>(out_specs.begin(), out_specs.end()),
                                    options)) {
+  impl_->runtime_alive = RuntimeHooks::impl(runtime).lifetime();
   for (size_t i = 0; i < in_specs.size(); ++i) {
     detail::validate_axes(shape, in_specs[i], detail::argument_name("input", i, in_specs[i]));
   }
@@ -237,6 +243,11 @@ ShardMapPlan::ShardMapPlan(Runtime& runtime, const AbstractMesh& shape, std::opt
 
 std::vector<ShardedArray> ShardMapPlan::operator()(ArgSpan<ShardedArray> args_list) const {
   Impl& impl = *impl_;
+  if (impl.runtime_alive.expired()) {
+    throw RuntimeUsageError(impl.plan_name() +
+                            " called after its Runtime was destroyed (the Runtime must outlive "
+                            "the plan)");
+  }
   const std::span<const ShardedArray> args = args_list;
   if (args.size() != impl.in_specs.size()) {
     throw InvalidArgumentError(impl.plan_name() + " got " + std::to_string(args.size()) +

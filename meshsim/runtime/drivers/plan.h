@@ -44,7 +44,8 @@
 // The cache is guarded (lookups share a reader lock; the launch holds no
 // lock), so calls on disjoint meshes launch concurrently and calls on the
 // same devices run one after the other (as Runtime::launch). The body is then
-// called concurrently too, as in any launch. The Runtime must outlive the plan.
+// called concurrently too, as in any launch. The Runtime must outlive the
+// plan: a call after it was destroyed throws RuntimeUsageError.
 
 #include <concepts>
 #include <cstdint>

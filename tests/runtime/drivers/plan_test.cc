@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <string>
@@ -170,6 +171,20 @@ TEST(PlanTest, MatchingShardingIsPassedWithoutCopy) {
     EXPECT_TRUE(out.shard(device).shares_storage_with(returned[p])) << "device " << device;
   }
   EXPECT_TRUE(array_equal(out.gather(), plus(input, 1)));
+}
+
+// A plan kept past its Runtime fails cleanly; its outputs stay valid.
+TEST(PlanTest, ACallAfterTheRuntimeWasDestroyedIsAnError) {
+  const Mesh mesh = Mesh::make({{"x", 2}});
+  const ShardedArray a = device_put(Array::iota({4}, DType::kInt32), NamedSharding(mesh, P{"x"}));
+  auto rt = std::make_unique<Runtime>(2);
+  const ShardMapPlan f(
+      *rt, mesh.abstract_mesh(), [](DeviceContext&, const Array& shard) { return plus(shard, 1); },
+      {P{"x"}}, {P{"x"}});
+  const ShardedArray out = f({a})[0];
+  rt.reset();
+  EXPECT_ERROR(f({a}), RuntimeUsageError, "called after its Runtime was destroyed");
+  EXPECT_TRUE(array_equal(out.gather(), plus(Array::iota({4}, DType::kInt32), 1)));
 }
 
 // Outputs fed back as inputs: a loop of plan calls stays on the devices

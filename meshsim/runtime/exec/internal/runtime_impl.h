@@ -52,6 +52,9 @@ class RuntimeImpl {
   Fabric& fabric() { return fabric_; }
   // The collective ids its kernels hold (kernel/).
   CollectiveIds& collective_ids() { return collective_ids_; }
+  // Expires when the Runtime is destroyed: what outlives it by mistake (a
+  // plan) can tell, instead of calling into freed memory.
+  std::weak_ptr<const void> lifetime() const { return lifetime_; }
 
   // The collectives layer's state for this runtime, made by `make` on first
   // use (thread-safe; later calls take no lock).
@@ -87,6 +90,7 @@ class RuntimeImpl {
   void check_not_nested_on_own_devices(const Mesh& mesh, const DeviceState& caller) const;
 
   RuntimeOptions options_;
+  std::shared_ptr<const int> lifetime_ = std::make_shared<const int>(0);
   const ExecutionMode execution_;
   const int max_devices_;
   std::shared_ptr<spdlog::logger> logger_;
