@@ -47,7 +47,7 @@ double CongestionAwareModel::arrival(const Transfer& transfer) {
     schedule.forget_before(transfer.departure);
     time = schedule.book(time, occupancy) + occupancy + link.latency;
   }
-  return time;
+  return finite_arrival(time, transfer, "congestion-aware model", topology_);
 }
 
 void CongestionAwareModel::reset() {

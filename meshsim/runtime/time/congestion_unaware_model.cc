@@ -25,7 +25,9 @@ double CongestionUnawareModel::arrival(const Transfer& transfer) {
     latency += link.latency;
     bandwidth = std::min(bandwidth, link.bandwidth);
   }
-  return transfer.departure + latency + static_cast<double>(transfer.bytes) / bandwidth;
+  return finite_arrival(
+      transfer.departure + latency + static_cast<double>(transfer.bytes) / bandwidth, transfer,
+      "congestion-unaware model", topology_);
 }
 
 }  // namespace meshsim

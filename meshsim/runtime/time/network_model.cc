@@ -45,6 +45,14 @@ void check_nodes(const Transfer& transfer, const Topology& topology) {
   }
 }
 
+double finite_arrival(double time, const Transfer& transfer, const char* model,
+                      const Topology& topology) {
+  if (std::isfinite(time)) return time;
+  throw InvalidArgumentError(std::string(model) + ": " + describe(transfer) + " arrives at " +
+                             seconds_text(time) + " s on topology " + topology.to_string() +
+                             ": a bandwidth or latency out of any useful range");
+}
+
 std::vector<double> NetworkModel::arrivals(std::span<const Transfer> transfers) {
   for (const Transfer& transfer : transfers) check(transfer);
   std::vector<size_t> order(transfers.size());

@@ -6,7 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "meshsim/mesh/error.h"
+#include "meshsim/runtime/time/congestion_aware_model.h"
 #include "meshsim/mesh/topology/topology_spec.h"
 #include "support/expect_error.h"
 
@@ -37,6 +40,18 @@ TEST(NetworkCongestionUnaware, IgnoresOtherTrafficAndOrder) {
   EXPECT_EQ(model.arrival({0, 1, 4, 2.0}), 7.0);
   EXPECT_EQ(model.arrival({0, 1, 4, 0.0}), 5.0);  // an earlier departure after a later one
   EXPECT_EQ(model.arrival({0, 1, 4, 2.0}), 7.0);
+}
+
+// A bandwidth the topology accepts (positive, finite) may still be too small
+// for a time to stay finite: the model names the transfer, not a later one.
+TEST(NetworkCongestionUnaware, AnArrivalThatOverflowsIsAnError) {
+  CongestionUnawareModel model(Topology({{DimensionKind::ring, 4, 4.9e-324, 1}}));
+  EXPECT_ERROR(model.arrival({0, 1, 8, 0.0}), InvalidArgumentError,
+               "congestion-unaware model: transfer 0 -> 1 (8 bytes, departing at 0 s, sequence 0) "
+               "arrives at inf s");
+  CongestionAwareModel aware(Topology({{DimensionKind::ring, 4, 1, 1e308}}));
+  EXPECT_ERROR((void)aware.arrivals(std::vector<Transfer>{{0, 1, 8, 0.0}, {0, 2, 8, 0.0}}),
+               InvalidArgumentError, "congestion-aware model: transfer 0 -> 2");
 }
 
 TEST(NetworkCongestionUnaware, AMessageToItselfArrivesAtDeparture) {
