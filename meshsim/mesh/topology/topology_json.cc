@@ -1,9 +1,12 @@
 #include "meshsim/mesh/topology/topology_json.h"
 
+#include <array>
 #include <climits>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
+#include <set>
+#include <string>
 #include <vector>
 
 #include "meshsim/mesh/error.h"
@@ -85,8 +88,20 @@ DimensionGroup parse_entry(const json& entry, int index) {
 
 Topology parse_document(std::string_view text, std::optional<int> device_count) {
   json document;
+  // The keys of each object being parsed, innermost last: a key given twice
+  // is an error, not a silent last-one-wins.
+  std::vector<std::set<std::string, std::less<>>> keys;
+  const json::parser_callback_t no_duplicate_keys = [&](int, json::parse_event_t event,
+                                                        json& parsed) {
+    if (event == json::parse_event_t::object_start) keys.emplace_back();
+    if (event == json::parse_event_t::object_end) keys.pop_back();
+    if (event == json::parse_event_t::key && !keys.back().insert(parsed.get<std::string>()).second) {
+      throw TopologyError("the key \"" + parsed.get<std::string>() + "\" is given twice in one object");
+    }
+    return true;
+  };
   try {
-    document = json::parse(text);
+    document = json::parse(text, no_duplicate_keys);
   } catch (const json::exception& e) {  // a syntax error, or a number out of range (5e999)
     throw TopologyError(std::string("malformed JSON: ") + e.what());
   }
@@ -122,12 +137,26 @@ Topology parse_topology_json(std::string_view json_text, std::optional<int> devi
 }
 
 Topology read_topology_file(const std::string& path, std::optional<int> device_count) {
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error)) {
+    throw TopologyError("topology file '" + path + "': is a directory");
+  }
   std::ifstream file(path, std::ios::binary);
   if (!file) throw TopologyError("topology file '" + path + "': cannot be opened");
-  std::ostringstream contents;
-  contents << file.rdbuf();  // an empty file reads as "", which is malformed JSON
+  // Read in bounded pieces: /dev/zero or a pipe must not fill the memory.
+  constexpr size_t kMaxBytes = size_t{64} << 20;
+  std::string contents;  // an empty file reads as "", which is malformed JSON
+  std::array<char, 1 << 16> piece;
+  while (file.read(piece.data(), piece.size()) || file.gcount() > 0) {
+    contents.append(piece.data(), static_cast<size_t>(file.gcount()));
+    if (contents.size() > kMaxBytes) {
+      throw TopologyError("topology file '" + path + "': longer than " +
+                          std::to_string(kMaxBytes >> 20) +
+                          " MiB (a topology description takes a few kilobytes)");
+    }
+  }
   try {
-    return parse_document(contents.str(), device_count);
+    return parse_document(contents, device_count);
   } catch (TopologyError& e) {
     e.add_context("topology file '" + path + "'");
     throw;

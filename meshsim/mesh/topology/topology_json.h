@@ -12,7 +12,8 @@
 // left out for one single-dimension entry, derived as in the spec.
 // bandwidth / latency: a number in bytes per second / seconds, or a string
 // with a unit as in the spec ("50GB/s", "500ns").
-// Any other key is an error (a misspelt "bandwith" must not go unnoticed).
+// Any other key is an error (a misspelt "bandwith" must not go unnoticed),
+// and so is a key given twice in one object.
 
 #include <optional>
 #include <string>
@@ -29,7 +30,8 @@ namespace meshsim {
 Topology parse_topology_json(std::string_view json, std::optional<int> device_count = std::nullopt);
 
 // parse_topology_json of a file's contents; TopologyError naming the path if
-// it cannot be opened, and every message prefixed with the path.
+// it cannot be opened, is a directory or holds more than 64 MiB, and every
+// message prefixed with the path.
 Topology read_topology_file(const std::string& path,
                             std::optional<int> device_count = std::nullopt);
 

@@ -50,6 +50,10 @@ TEST(TopologyJson, ReadsAFile) {
   std::remove(path.c_str());
   EXPECT_ERROR(read_topology_file(path), TopologyError,
                "topology file '" + path + "': cannot be opened");
+  EXPECT_ERROR(read_topology_file(::testing::TempDir()), TopologyError, "': is a directory");
+  // Read in bounded pieces: an endless file is refused, not read to the end.
+  EXPECT_ERROR(read_topology_file("/dev/zero"), TopologyError,
+               "topology file '/dev/zero': longer than 64 MiB");
 }
 
 TEST(TopologyJson, RejectsMalformedDocuments) {
@@ -67,6 +71,16 @@ TEST(TopologyJson, RejectsMalformedDocuments) {
                "unknown field \"npus\"");
   EXPECT_ERROR(parse_topology_json(R"({"dimensions": [3]})"), TopologyError,
                "dimension group 0: expected an object, got 3");
+  // A key given twice would otherwise silently mean its last value.
+  EXPECT_ERROR(parse_topology_json(R"({"dimensions": [{"kind": "ring", "size": 4, "size": 8,
+                                     "bandwidth": 1, "latency": 1}]})"),
+               TopologyError, "the key \"size\" is given twice in one object");
+  EXPECT_ERROR(parse_topology_json(R"({"dimensions": [], "dimensions": []})"), TopologyError,
+               "the key \"dimensions\" is given twice");
+  // The same key in two objects is fine.
+  EXPECT_NO_THROW(parse_topology_json(R"({"dimensions": [
+      {"kind": "ring", "size": 2, "bandwidth": 1, "latency": 1},
+      {"kind": "ring", "size": 2, "bandwidth": 1, "latency": 1}]})"));
 }
 
 TEST(TopologyJson, RejectsBadFields) {
