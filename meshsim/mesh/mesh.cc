@@ -1,6 +1,8 @@
 #include "meshsim/mesh/mesh.h"
 
+#include <algorithm>
 #include <numeric>
+#include <ranges>
 #include <span>
 
 #include "meshsim/mesh/error.h"
@@ -9,18 +11,28 @@
 namespace meshsim {
 namespace {
 
-std::vector<int> iota_ids(int n) {
-  std::vector<int> ids(n);
+// MeshError naming the shape if it has more than Mesh::kMaxDevices devices.
+void check_size(const AbstractMesh& shape) {
+  if (shape.size() > Mesh::kMaxDevices) {
+    throw MeshError(shape.to_string() + " has " + std::to_string(shape.size()) +
+                    " devices; a concrete mesh has at most " + std::to_string(Mesh::kMaxDevices));
+  }
+}
+
+std::vector<int> iota_ids(const AbstractMesh& shape) {
+  check_size(shape);
+  std::vector<int> ids(shape.size());
   std::iota(ids.begin(), ids.end(), 0);
   return ids;
 }
 
 }  // namespace
 
-Mesh::Mesh(AbstractMesh shape) : Mesh(shape, iota_ids(shape.size())) {}
+Mesh::Mesh(AbstractMesh shape) : Mesh(shape, iota_ids(shape)) {}
 
 Mesh::Mesh(AbstractMesh shape, std::vector<int> device_ids)
     : shape_(std::move(shape)), device_ids_(std::move(device_ids)) {
+  check_size(shape_);
   if (device_ids_.size() != static_cast<size_t>(shape_.size())) {
     throw MeshError("wrong number of device ids for " + shape_.to_string() + ": expected " +
                     std::to_string(shape_.size()) + ", got " + std::to_string(device_ids_.size()));
@@ -71,7 +83,7 @@ std::vector<int> Mesh::coords_of_device(int device_id) const {
 
 std::string Mesh::to_string() const {
   std::string out = "Mesh(" + shape_.axes_to_string();
-  if (device_ids_ != iota_ids(size())) {
+  if (!std::ranges::equal(device_ids_, std::views::iota(0, size()))) {
     out += "; devices=" + format_ints(std::span<const int>(device_ids_));
   }
   return out + ")";

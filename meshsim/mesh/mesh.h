@@ -16,10 +16,14 @@ namespace meshsim {
 
 class Mesh {
  public:
+  // The most devices a concrete mesh may have (an AbstractMesh has no such
+  // limit): a mesh holds a table of its devices, and no runtime runs more.
+  static constexpr int kMaxDevices = 1 << 22;
+
   // Device ids 0..size-1 in row-major position order.
   explicit Mesh(AbstractMesh shape);
   // device_ids[p] is the device at mesh position p. Throws MeshError on a
-  // wrong count, a negative id or a repeated id.
+  // wrong count, a negative id, a repeated id or more than kMaxDevices.
   Mesh(AbstractMesh shape, std::vector<int> device_ids);
   // Mesh(AbstractMesh(axes)).
   static Mesh make(std::vector<std::pair<std::string, int>> axes);

@@ -74,6 +74,18 @@ TEST(MeshErrorTest, NegativeDeviceId) {
                "negative device id -1 at mesh position 1");
 }
 
+// A concrete mesh beyond kMaxDevices is refused before its tables are
+// built (2^31 devices used to take every byte of memory); an abstract one
+// of that size is only a shape.
+TEST(MeshErrorTest, TooManyDevices) {
+  EXPECT_ERROR(Mesh::make({{"x", 2147483647}}), MeshError,
+               "AbstractMesh(x=2147483647) has 2147483647 devices; a concrete mesh has at most "
+               "4194304");
+  EXPECT_ERROR(Mesh(AbstractMesh({{"x", Mesh::kMaxDevices + 1}}), {}), MeshError,
+               "a concrete mesh has at most");
+  EXPECT_EQ(AbstractMesh({{"x", 2147483647}}).size(), 2147483647);
+}
+
 TEST(MeshErrorTest, DuplicateDeviceId) {
   EXPECT_ERROR(Mesh(AbstractMesh({{"x", 4}}), {5, 6, 7, 6}), MeshError,
                "device id 6 appears twice, at mesh positions 1 and 3");

@@ -203,8 +203,9 @@ RuntimeImpl::RuntimeImpl(RuntimeOptions options, int max_devices, int start_now)
     throw InvalidArgumentError("RuntimeOptions::warn_fraction must be in (0, 1], got " +
                                std::to_string(options.warn_fraction));
   }
-  if (max_devices < 1) {
-    throw InvalidArgumentError("RuntimeOptions::max_devices must be at least 1, got " +
+  if (max_devices < 1 || max_devices > Mesh::kMaxDevices) {
+    throw InvalidArgumentError("RuntimeOptions::max_devices must be 1 to " +
+                               std::to_string(Mesh::kMaxDevices) + ", got " +
                                std::to_string(max_devices));
   }
   if (max_devices < start_now) {

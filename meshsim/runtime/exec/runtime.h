@@ -93,7 +93,8 @@ struct RuntimeOptions {
   // device costs nothing until a launch names it (then a thread, ~8 MiB of
   // address space for its stack); the limit itself costs ~32 bytes a device.
   static constexpr int kDefaultMaxDevices = 4096;
-  // The device ids this runtime accepts: 0 .. max_devices - 1. Unset: n for
+  // The device ids this runtime accepts: 0 .. max_devices - 1, at most
+  // Mesh::kMaxDevices (else InvalidArgumentError). Unset: n for
   // Runtime(n) (which then throws InvalidArgumentError if it is less than
   // n), kDefaultMaxDevices for Runtime().
   std::optional<int> max_devices;

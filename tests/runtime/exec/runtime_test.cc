@@ -331,6 +331,9 @@ TEST(RuntimeTimeoutTest, ExtremeSettingsAreAcceptedOrRefused) {
     EXPECT_ERROR(Runtime(1, {.launch_timeout = std::chrono::seconds(1), .warn_fraction = bad}),
                  InvalidArgumentError, "RuntimeOptions::warn_fraction must be in (0, 1]");
   }
+  // A device table of 2^31 entries would take 16 GiB before any device ran.
+  EXPECT_ERROR(Runtime(RuntimeOptions{.max_devices = std::numeric_limits<int>::max()}),
+               InvalidArgumentError, "RuntimeOptions::max_devices must be 1 to 4194304, got 2147483647");
 }
 
 TEST(RuntimeTest, ADevicePollingWithYieldStopsWhenAPeerFails) {
