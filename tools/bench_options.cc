@@ -2,6 +2,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
 #include <limits>
@@ -172,6 +174,21 @@ BenchOptions BenchCommand::options() const {
   if (o.max_bytes < o.min_bytes) {
     throw bad_value("-e/--maxbytes", max_bytes_,
                     "is below -b/--minbytes " + std::to_string(o.min_bytes));
+  }
+  // Each device holds an input and an output of up to the largest size, and
+  // the memcpy reference two buffers more: refuse a sweep this machine
+  // cannot hold, instead of swapping or being killed halfway.
+  const double needed = (2.0 * o.mesh.size() + 2) * static_cast<double>(o.max_bytes);
+  const double physical =
+      static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE));
+  if (physical > 0 && needed > physical) {
+    constexpr double kGiB = double{1 << 30};
+    throw bad_value("-e/--maxbytes", max_bytes_,
+                    "needs about " + std::to_string(static_cast<int64_t>(needed / kGiB)) +
+                        " GiB ((2 x " + std::to_string(o.mesh.size()) +
+                        " devices + 2) x the size), more than the " +
+                        std::to_string(static_cast<int64_t>(physical / kGiB)) +
+                        " GiB of memory this machine has");
   }
   require_at_least("-f/--stepfactor", step_factor_, 2);
   o.step_factor = step_factor_;

@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <filesystem>
+#include <fstream>
 #include <limits>
 #include <memory>
 #include <string>
@@ -181,12 +182,20 @@ void add_network_option(CLI::App& app, std::string& network) {
 }
 
 void check_output_path(std::string_view option, const std::string& path) {
+  if (path.empty()) throw bad_value(option, path, "is empty");
   const std::filesystem::path parent = std::filesystem::path(path).parent_path();
   std::error_code ec;
   if (!parent.empty() && !std::filesystem::is_directory(parent, ec)) {
     throw bad_value(option, path, "its directory does not exist");
   }
   if (std::filesystem::is_directory(path, ec)) throw bad_value(option, path, "is a directory");
+  // Opened for appending, which changes nothing in a file that exists; one
+  // made by the probe is removed again.
+  const bool existed = std::filesystem::exists(path, ec);
+  if (!std::ofstream(path, std::ios::app)) {
+    throw bad_value(option, path, "cannot be opened for writing");
+  }
+  if (!existed) std::filesystem::remove(path, ec);
 }
 
 }  // namespace meshsim::cli

@@ -34,8 +34,9 @@ Mesh parse_mesh(std::string_view text);
 PartitionSpec parse_spec(std::string_view text);
 // "16,8"; "" is a scalar's shape.
 std::vector<int64_t> parse_shape(std::string_view text);
-// A file an option will write: its directory must exist and the path must
-// not be a directory itself (checked before the work, not after it).
+// A file an option will write: not empty, its directory must exist, the
+// path must not be a directory itself, and it must open for writing
+// (checked before the work, not after it).
 void check_output_path(std::string_view option, const std::string& path);
 // --topology: a file (JSON, topology_json.h) when `text` names one, else the
 // one-line spec (topology_spec.h), with mesh.size() nodes; virtual time on a

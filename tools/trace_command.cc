@@ -94,7 +94,10 @@ TraceOptions TraceCommand::options() const {
   // Each device holds about 3 n shards (gathered weights, gradients), so the
   // mesh holds 3 n^2.
   const auto n = static_cast<size_t>(o.mesh.size());
-  if (n > 4096 || bytes > (size_t{4} << 30) / (3 * n * n)) {
+  if (n > 4096) {
+    throw bad_value("--mesh", mesh_, "this command traces at most 4096 devices");
+  }
+  if (bytes > (size_t{4} << 30) / (3 * n * n)) {
     throw bad_value("--shard-bytes", shard_bytes_,
                     "needs 3 x devices^2 x shard bytes of memory, over the 4 GiB this command "
                     "allows for " + std::to_string(n) + " devices");

@@ -177,6 +177,12 @@ TEST(TraceCommandTest, BadValuesNameTheOption) {
                            "--layers", "1000"}),
                InvalidArgumentError, "--layers");
   EXPECT_ERROR(trace_args({"--out", "/tmp"}), InvalidArgumentError, "is a directory");
+  EXPECT_ERROR(trace_args({"--out", ""}), InvalidArgumentError, "--out '': is empty");
+  EXPECT_ERROR(trace_args({"--out", "t.json", "--mesh", "4097"}), InvalidArgumentError,
+               "--mesh '4097': this command traces at most 4096 devices");
+  // Checked before the work by opening it: procfs makes no new files, even for root.
+  EXPECT_ERROR(trace_args({"--out", "/proc/1/nope.json"}), InvalidArgumentError,
+               "cannot be opened for writing");
   EXPECT_ERROR(trace_args({"--out", "/nonexistent-dir/t.json"}), InvalidArgumentError, "--out");
   EXPECT_ERROR(trace_args({"--out", "t.json", "--topology", "ring:bw=-1GB/s,lat=1us"}),
                InvalidArgumentError, "--topology");
