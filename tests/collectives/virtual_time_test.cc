@@ -244,6 +244,15 @@ TEST(VirtualTime, BadAnnotationsNameTheDevice) {
                               },
                               {.time = fully_connected(2)}),
                InvalidArgumentError, "device 1: advance of -1");
+  std::string what;  // the device named once, where it was raised, not again by the launch
+  try {
+    runtime.launch(mesh, [](DeviceContext& ctx) {
+      if (ctx.position() == 0) ctx.advance(-1.0);
+    });
+  } catch (const InvalidArgumentError& e) {
+    what = e.what();
+  }
+  EXPECT_TRUE(what.starts_with("device 0: advance of -1")) << what;
   EXPECT_ERROR(runtime.launch(mesh,
                               [](DeviceContext& ctx) {
                                 if (ctx.position() == 0) {
