@@ -176,17 +176,19 @@ BenchOptions BenchCommand::options() const {
                     "is below -b/--minbytes " + std::to_string(o.min_bytes));
   }
   // Each device holds an input and an output of up to the largest size, and
-  // the memcpy reference two buffers more: refuse a sweep this machine
-  // cannot hold, instead of swapping or being killed halfway.
-  const double needed = (2.0 * o.mesh.size() + 2) * static_cast<double>(o.max_bytes);
+  // the memcpy reference two buffers of at most 512 MiB: refuse a sweep this
+  // machine cannot hold, instead of swapping or being killed halfway.
+  const double largest = static_cast<double>(o.max_bytes);
+  const double needed = 2.0 * o.mesh.size() * largest +
+                        2 * std::min(o.mesh.size() * largest, double{1 << 29});
   const double physical =
       static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE));
   if (physical > 0 && needed > physical) {
     constexpr double kGiB = double{1 << 30};
     throw bad_value("-e/--maxbytes", max_bytes_,
                     "needs about " + std::to_string(static_cast<int64_t>(needed / kGiB)) +
-                        " GiB ((2 x " + std::to_string(o.mesh.size()) +
-                        " devices + 2) x the size), more than the " +
+                        " GiB (2 x " + std::to_string(o.mesh.size()) +
+                        " devices x the size, and the memcpy reference), more than the " +
                         std::to_string(static_cast<int64_t>(physical / kGiB)) +
                         " GiB of memory this machine has");
   }

@@ -1,5 +1,8 @@
 #include "tools/cli_parse.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cctype>
 #include <filesystem>
 #include <fstream>
@@ -189,13 +192,26 @@ void check_output_path(std::string_view option, const std::string& path) {
     throw bad_value(option, path, "its directory does not exist");
   }
   if (std::filesystem::is_directory(path, ec)) throw bad_value(option, path, "is a directory");
-  // Opened for appending, which changes nothing in a file that exists; one
-  // made by the probe is removed again.
-  const bool existed = std::filesystem::exists(path, ec);
-  if (!std::ofstream(path, std::ios::app)) {
-    throw bad_value(option, path, "cannot be opened for writing");
+  // Probed without side effects: a file that exists is opened for
+  // appending (which changes nothing); a new one is created exclusively and
+  // removed again. A pipe, a socket or a dangling symlink is not probed
+  // (opening a pipe would wait for a reader, or hand it an end of file).
+  const auto status = std::filesystem::symlink_status(path, ec);
+  const auto kind = status.type();
+  if (kind == std::filesystem::file_type::not_found) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0) throw bad_value(option, path, "cannot be created");
+    ::close(fd);
+    ::unlink(path.c_str());
+    return;
   }
-  if (!existed) std::filesystem::remove(path, ec);
+  const auto target = std::filesystem::status(path, ec).type();
+  if (target == std::filesystem::file_type::regular ||
+      target == std::filesystem::file_type::character) {
+    if (!std::ofstream(path, std::ios::app)) {
+      throw bad_value(option, path, "cannot be opened for writing");
+    }
+  }
 }
 
 }  // namespace meshsim::cli

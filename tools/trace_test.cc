@@ -182,7 +182,7 @@ TEST(TraceCommandTest, BadValuesNameTheOption) {
                "--mesh '4097': this command traces at most 4096 devices");
   // Checked before the work by opening it: procfs makes no new files, even for root.
   EXPECT_ERROR(trace_args({"--out", "/proc/1/nope.json"}), InvalidArgumentError,
-               "cannot be opened for writing");
+               "cannot be created");
   EXPECT_ERROR(trace_args({"--out", "/nonexistent-dir/t.json"}), InvalidArgumentError, "--out");
   EXPECT_ERROR(trace_args({"--out", "t.json", "--topology", "ring:bw=-1GB/s,lat=1us"}),
                InvalidArgumentError, "--topology");

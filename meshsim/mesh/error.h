@@ -37,15 +37,8 @@ class Error : public std::exception {
   }
 
  private:
-  // A message that already begins with its device ("device 3: ...", as
-  // where it was raised) is not prefixed a second time.
   void compose() {
-    if (!device_) {
-      what_ = message_;
-      return;
-    }
-    const std::string prefix = "device " + std::to_string(*device_) + ": ";
-    what_ = message_.starts_with(prefix) ? message_ : prefix + message_;
+    what_ = device_ ? "device " + std::to_string(*device_) + ": " + message_ : message_;
   }
   std::string message_;
   std::optional<int> device_;

@@ -8,7 +8,7 @@
 namespace meshsim {
 namespace {
 
-int normalize_axis(int axis, int rank, const std::string& what) {
+int pmap_axis(int axis, int rank, const std::string& what) {
   if (const std::optional<int> dim = canonical_dimension(axis, rank)) return *dim;
   throw ShapeError("pmap: " + what + " = " + std::to_string(axis) + " is out of range for rank " +
                    std::to_string(rank));
@@ -43,7 +43,7 @@ std::vector<Array> pmap(Runtime& runtime, const ShardBody& body, const std::stri
       continue;
     }
     const std::string what = "in_axes[" + std::to_string(i) + "]";
-    const int axis = normalize_axis(*in_axes[i], inputs[i].rank(), what);
+    const int axis = pmap_axis(*in_axes[i], inputs[i].rank(), what);
     in_axes[i] = axis;
     const int64_t extent = inputs[i].shape()[axis];
     if (size && *size != extent) {
@@ -102,7 +102,7 @@ std::vector<Array> pmap(Runtime& runtime, const ShardBody& body, const std::stri
   std::vector<PartitionSpec> out_specs;
   for (size_t o = 0; o < num_outputs; ++o) {
     const int rank = outputs[0][o].rank() + 1;
-    const int out_axis = normalize_axis(options.out_axes.empty() ? 0 : options.out_axes[o], rank,
+    const int out_axis = pmap_axis(options.out_axes.empty() ? 0 : options.out_axes[o], rank,
                                         "out_axes[" + std::to_string(o) + "]");
     for (auto& per_device : outputs) {
       if (o >= per_device.size()) continue;  // assemble reports the count mismatch

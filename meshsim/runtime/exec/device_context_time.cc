@@ -14,10 +14,13 @@
 namespace meshsim {
 namespace {
 
+// The device is named with set_device, so the launch does not name it again.
 void check_amount(int device, const char* what, double value) {
   if (!std::isfinite(value) || value < 0) {
-    throw InvalidArgumentError("device " + std::to_string(device) + ": " + what + " of " +
-                               std::to_string(value) + ": must be finite and >= 0");
+    InvalidArgumentError error(std::string(what) + " of " + std::to_string(value) +
+                               ": must be finite and >= 0");
+    error.set_device(device);
+    throw error;
   }
 }
 
@@ -56,9 +59,10 @@ void DeviceContext::compute(double flops, double bytes) {
                                     std::tuple{bytes, spec.memory_bandwidth, "memory_bandwidth"}}) {
     if (amount == 0) continue;
     if (!(rate > 0) || !std::isfinite(rate)) {
-      throw InvalidArgumentError("device " + std::to_string(device_.id) +
-                                 ": compute() needs the launch's DeviceSpec::" + name +
+      InvalidArgumentError error(std::string("compute() needs the launch's DeviceSpec::") + name +
                                  " > 0 (it is " + std::to_string(rate) + ")");
+      error.set_device(device_.id);
+      throw error;
     }
     seconds = std::max(seconds, amount / rate);
   }

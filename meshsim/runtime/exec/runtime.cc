@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <cstdio>
 #include <cstdlib>
 #include <thread>
 
@@ -71,22 +72,23 @@ class DeviceClaim {
           device->owner.wait(owner, std::memory_order_relaxed);
           continue;
         }
-        // A device fiber must not block its worker (the owner may be queued
-        // there): it parks until an owner lets go, or looks again after a
-        // while whether its own launch failed (which does not change this
-        // word, so no wait of its own could see it).
-        Waiter parked;
-        parked.set_policy({.spin_ns = 0, .yield_ns = 20'000});
-        if (parked.wait_change_until(device->unclaimed, seen,
-                                     std::chrono::steady_clock::now() + kRecheck)) {
-          continue;
-        }
-        if (caller->waiter.cancel_if_aborted()) {
+        // Checked on every turn (other launches may keep taking the device).
+        // What it holds is let go before the device settles: settling waits
+        // for the other devices of its launch, which may need those.
+        if (caller->launch->failed()) {
           release(i);
+          caller->waiter.cancel_if_aborted();
           throw CancelledError("launch from the body of device " + std::to_string(caller->id) +
                                ": its launch failed while this one waited for device " +
                                std::to_string(device->id) + ", which another launch holds");
         }
+        // A device body (thread or fiber: a fiber must not block its worker,
+        // where the owner may be queued) waits until an owner lets go, and
+        // looks again after a while whether its own launch failed, which
+        // does not change this word.
+        Waiter parked;
+        parked.wait_change_until(device->unclaimed, seen,
+                                 std::chrono::steady_clock::now() + kRecheck);
       }
     }
   }
@@ -116,9 +118,9 @@ std::string join_ids(const std::vector<int>& ids) {
 }
 
 int at_least_one(int num_devices) {
-  if (num_devices < 1) {
-    throw InvalidArgumentError("Runtime needs at least one device, got " +
-                               std::to_string(num_devices));
+  if (num_devices < 1 || num_devices > Mesh::kMaxDevices) {
+    throw InvalidArgumentError("Runtime needs 1 to " + std::to_string(Mesh::kMaxDevices) +
+                               " devices, got " + std::to_string(num_devices));
   }
   return num_devices;
 }
@@ -269,9 +271,11 @@ RuntimeImpl::~RuntimeImpl() {
   // It would wait for the launch that runs this very code: fail fast and
   // loudly instead of hanging (a destructor cannot throw).
   if (const DeviceState* device = calling_device()) {
-    logger_->critical("Runtime destroyed from the body of its own device {}: it would wait "
-                      "forever for the launch that runs that body; terminating",
-                      device->id);
+    // On stderr itself too: the logger may be switched off.
+    std::fprintf(stderr,
+                 "meshsim: Runtime destroyed from the body of its own device %d: it would wait "
+                 "forever for the launch that runs that body; terminating\n",
+                 device->id);
     std::terminate();
   }
   {

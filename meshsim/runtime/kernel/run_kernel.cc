@@ -31,7 +31,8 @@ namespace {
 
 // What position 0 offers the others at the entry meeting: the table of
 // shards it made, and its spec, against which each compares its own. Both
-// live until every device has arrived (position 0 waits for that).
+// live until every device has arrived or settled (position 0 leaves the
+// meeting only then, and a settled device never reaches it).
 struct EntryOffer {
   const std::shared_ptr<KernelGroup>* group;
   const KernelSpec* spec;
@@ -153,6 +154,13 @@ void KernelRun::run(DeviceContext& ctx, const KernelSpec& spec, const KernelProg
     std::rethrow_exception(error);
   };
   Waiter& waiter = DeviceHooks::waiter(ctx);
+  // A device that already settled in this launch (its body caught a
+  // cancellation) must not meet: peers no longer wait for it, so what they
+  // offer at the entry may be gone by the time it reads it.
+  if (waiter.cancelled() || device.settled_early || waiter.cancel_if_aborted()) {
+    throw CancelledError("run_kernel of kernel '" + spec.name() + "' on device " +
+                         std::to_string(device.id) + ": the launch failed and was cancelled");
+  }
   const GroupRef group = DeviceHooks::group(ctx, AxisNames(ctx.mesh().abstract_mesh().axis_names()));
   Rendezvous& meeting = *group.rendezvous;
   const int position = group.rank;

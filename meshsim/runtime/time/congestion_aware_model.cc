@@ -1,5 +1,6 @@
 #include "meshsim/runtime/time/congestion_aware_model.h"
 
+#include <cmath>
 #include <optional>
 #include <unordered_map>
 #include <vector>
@@ -47,6 +48,9 @@ double CongestionAwareModel::arrival(const Transfer& transfer) {
     schedule.forget_before(transfer.departure);
     time = schedule.book(time, occupancy) + occupancy + link.latency;
   }
+  // A time that overflowed was booked on its links: forget every booking,
+  // so a caller that catches the error does not price against it.
+  if (!std::isfinite(time)) reset();
   return finite_arrival(time, transfer, "congestion-aware model", topology_);
 }
 

@@ -364,20 +364,22 @@ TEST(KernelErrorTest, ACancelledWaitOnOneDeviceDoesNotBlameAnotherDevice) {
 
 // A device that polls a semaphore without ever waiting (nor yielding)
 // stops at its next kernel call once a peer failed: the launch reports the
-// peer's error instead of hanging.
+// peer's error instead of hanging. Device 1 tells device 0 it is about to
+// poll, and device 0 fails only then, so the poll is what gets cancelled.
+// Two fiber workers: on fibers, the devices run side by side as threads do.
 TEST(KernelErrorTest, ADevicePollingASemaphoreStopsWhenAPeerFails) {
-  Runtime rt(2);
+  Runtime rt(2, {.fiber_workers = 2});
   EXPECT_ERROR(rt.launch(ring_mesh(2),
                          [&](DeviceContext& ctx) {
                            KernelSpec spec;
-                           const Semaphore go = spec.semaphore();
+                           const Semaphore polling = spec.semaphore();
                            const Semaphore never = spec.semaphore();
                            run_kernel(ctx, spec, [&](KernelContext& k) {
                              if (k.device_id() == 0) {
-                               k.semaphore_signal(go, 1, 1);
+                               k.semaphore_wait(polling, 1);
                                throw std::runtime_error("boom");
                              }
-                             k.semaphore_wait(go, 1);
+                             k.semaphore_signal(polling, 1, 0);
                              while (k.semaphore_read(never) == 0) {
                              }
                            });

@@ -90,8 +90,8 @@ void Launch::run_device(int position) {
   try {
     body_(device.context);
   } catch (const CancelledError&) {
-    // A meshsim wait cancelled because another device failed is no error of
-    // this device's; a CancelledError its own code threw is.
+    // A meshsim wait or call cancelled because the launch failed is no
+    // error of this device's; a CancelledError its own code threw is.
     if (!device.waiter.cancelled()) fail(device.id, std::current_exception());
   } catch (...) {
     fail(device.id, std::current_exception());

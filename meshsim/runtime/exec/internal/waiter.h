@@ -99,8 +99,9 @@ class Waiter {
   }
 
   // Waits until `word` differs from `seen` or `deadline` passes; returns
-  // whether it changed. For the launching thread, which is never cancelled:
-  // no spinning, no cancellation, no deadlock tracking.
+  // whether it changed. No spinning, no cancellation, no deadlock tracking:
+  // for the launching thread, and for waits whose caller checks for itself
+  // whether to give up (a device's claim of another launch's device).
   bool wait_change_until(const WaitWord& word, uint32_t seen,
                          std::chrono::steady_clock::time_point deadline);
 

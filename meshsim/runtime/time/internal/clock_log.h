@@ -22,9 +22,10 @@ namespace meshsim {
 // advanced by `seconds`, is not finite (the network model would reject it on
 // some peer: name this device instead).
 [[noreturn]] inline void throw_non_finite_clock(int device, double before, double seconds) {
-  throw InvalidArgumentError("device " + std::to_string(device) + ": its virtual clock (" +
-                             seconds_text(before) + " s) advanced by " + seconds_text(seconds) +
-                             " s is not finite");
+  InvalidArgumentError error("its virtual clock (" + seconds_text(before) + " s) advanced by " +
+                             seconds_text(seconds) + " s is not finite");
+  error.set_device(device);
+  throw error;
 }
 
 struct ClockStep {
@@ -67,12 +68,14 @@ class ClockLog {
     return static_cast<int32_t>(steps_.size() - 1);
   }
   [[noreturn]] void throw_full() const {
-    throw ResourceError("device " + std::to_string(device_) + ": its clock reached " +
+    ResourceError error("its clock reached " +
                         std::to_string(limit_ - 1) +
                         " moves (receives, advances, joins), its share of the "
                         "VirtualTime::replay_steps a launch priced after it ends (congestion-aware "
                         "or external network) may keep; raise it or split the program into "
                         "shorter launches");
+    error.set_device(device_);
+    throw error;
   }
 
   std::vector<ClockStep> steps_;
