@@ -81,7 +81,7 @@ void KernelContext::check_usable(const char* what) const {
   // body that polls (semaphore_read, buffer reads) and never waits stops
   // here too once the launch failed or timed out.
   DeviceState& device = DeviceHooks::device(*device_);
-  if (device.waiter.cancelled() || device.settled_early || device.waiter.cancel_if_aborted()) {
+  if (device.waiter.cancel_if_aborted()) {
     throw CancelledError(prefix(what) + ": the launch failed and was cancelled");
   }
   if (!active_.load(std::memory_order_relaxed)) {

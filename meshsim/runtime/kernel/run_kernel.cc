@@ -157,7 +157,7 @@ void KernelRun::run(DeviceContext& ctx, const KernelSpec& spec, const KernelProg
   // A device that already settled in this launch (its body caught a
   // cancellation) must not meet: peers no longer wait for it, so what they
   // offer at the entry may be gone by the time it reads it.
-  if (waiter.cancelled() || device.settled_early || waiter.cancel_if_aborted()) {
+  if (waiter.cancel_if_aborted()) {
     throw CancelledError("run_kernel of kernel '" + spec.name() + "' on device " +
                          std::to_string(device.id) + ": the launch failed and was cancelled");
   }

@@ -79,7 +79,8 @@ class Waiter {
   // the launch aborted. If so the device settles as a cancelled wait does
   // (the tracker is told once), and the caller must throw CancelledError: a
   // device that polls instead of blocking stops too once its launch failed
-  // or timed out.
+  // or timed out. True too for a device that settled already (a cancelled
+  // wait, or its own failure): a launch settles devices only once aborted.
   bool cancel_if_aborted() {
     if (aborted_ == nullptr || !aborted_->load(std::memory_order_seq_cst)) return false;
     settle_cancelled();
