@@ -5,8 +5,7 @@
 #include <unordered_map>
 
 #include "meshsim/mesh/error.h"
-#include "meshsim/runtime/exec/errors.h"
-#include "meshsim/runtime/exec/runtime.h"
+#include "meshsim/runtime/exec/internal/runtime_impl.h"
 #include "meshsim/runtime/kernel/internal/kernel_programs.h"
 #include "meshsim/runtime/kernel/internal/kernel_run.h"
 
@@ -67,14 +66,11 @@ void mpmd_map(Runtime& runtime, const std::vector<MpmdProgram>& programs, const 
   }
   check_meshes(programs);
   for (size_t p = 0; p < programs.size(); ++p) {
-    for (int id : programs[p].mesh.device_ids()) {
-      if (id >= runtime.num_devices()) {
-        throw RuntimeUsageError("mpmd_map of kernel '" + spec.name() + "': " + program_name(p) +
-                                "'s mesh " + programs[p].mesh.to_string() + " uses device " +
-                                std::to_string(id) + " but the runtime has at most " +
-                                std::to_string(runtime.num_devices()) +
-                                " devices (RuntimeOptions::max_devices)");
-      }
+    try {
+      RuntimeHooks::impl(runtime).check_device_ids(programs[p].mesh);
+    } catch (Error& e) {
+      e.add_context("mpmd_map of kernel '" + spec.name() + "': " + program_name(p));
+      throw;
     }
   }
 

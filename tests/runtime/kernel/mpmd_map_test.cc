@@ -199,8 +199,8 @@ TEST(MpmdMapErrorTest, MalformedProgramListsAreRefusedBeforeAnyDeviceRuns) {
                MeshError, "axis 'x' has size 2 in program 0's mesh");
   EXPECT_ERROR(mpmd_map(rt, {{line_mesh("x", {0}), nothing}, {line_mesh("y", {7}), nothing}}, spec),
                RuntimeUsageError,
-               "program 1's mesh Mesh(y=1; devices=[7]) uses device 7 but the runtime has at most "
-               "4 devices");
+               "mpmd_map of kernel 'k': program 1: mesh Mesh(y=1; devices=[7]) uses device 7 but the "
+               "runtime has at most 4 devices");
 }
 
 TEST(MpmdMapErrorTest, AFailingProgramFailsTheLaunchNamingItsDeviceAndProgram) {

@@ -52,6 +52,10 @@ class RuntimeImpl {
   Fabric& fabric() { return fabric_; }
   // The collective ids its kernels hold (kernel/).
   CollectiveIds& collective_ids() { return collective_ids_; }
+  // RuntimeUsageError naming the mesh and the device unless every device of
+  // `mesh` is below num_devices() (launch() checks its mesh; mpmd_map each
+  // program's, to name the program).
+  void check_device_ids(const Mesh& mesh) const;
   // Expires when the Runtime is destroyed: what outlives it by mistake (a
   // plan) can tell, instead of calling into freed memory.
   std::weak_ptr<const void> lifetime() const { return lifetime_; }
@@ -80,7 +84,6 @@ class RuntimeImpl {
   void device_main(DeviceState& device);
   // Wakes every started device thread to exit, and joins them.
   void stop_devices();
-  void check_device_ids(const Mesh& mesh) const;
   // Device `id`, its thread started if it was not yet (thread-safe).
   DeviceState& device(int id);
   // The device whose code calls (thread or fiber), if it is one of this runtime's.
