@@ -38,6 +38,16 @@ void validate(const Mesh& producer, const Mesh& consumer, const Array& x, const 
     throw InvalidArgumentError("the producer mesh " + producer.to_string() + " and the consumer mesh " +
                                consumer.to_string() + " must have as many devices");
   }
+  // A device's functions share its memory: a stage's slots would be the
+  // other's.
+  for (int id : producer.device_ids()) {
+    const std::vector<int>& theirs = consumer.device_ids();
+    if (std::find(theirs.begin(), theirs.end(), id) != theirs.end()) {
+      throw MeshError("device " + std::to_string(id) + " is in the producer mesh " +
+                      producer.to_string() + " and in the consumer mesh " + consumer.to_string() +
+                      "; the stages must not share a device (its functions would share its slots)");
+    }
+  }
   if (x.dim(1) % producer.size() != 0) {
     throw ShapeError("x has " + std::to_string(x.dim(1)) + " rows, not divisible by the stage width " +
                      std::to_string(producer.size()));

@@ -112,7 +112,7 @@ TEST(MpmdPipelineTest, ArgumentErrors) {
       [&] { run(a, b, x, w1, w2, 0); },
       ThrowsMessage<InvalidArgumentError>(HasSubstr("buffering must be at least 1, got 0")));
   EXPECT_THAT([&] { run(a, stage(1, 2), x, w1, w2, 2); },
-              ThrowsMessage<MeshError>(HasSubstr("device 1 is in program 0's mesh")));
+              ThrowsMessage<MeshError>(HasSubstr("device 1 is in the producer mesh")));
 }
 
 }  // namespace

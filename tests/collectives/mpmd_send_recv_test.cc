@@ -36,5 +36,36 @@ TEST(MpmdMapTest, ProgramsTalkByPsendAndPrecv) {
   EXPECT_EQ(got, (std::vector<float>{-1, -1, 2.5f, 5.0f}));
 }
 
+// Two functions on one device (its cores) talk by psend / precv like any
+// two devices: each sends its program index to the other, and a third
+// program on another device gets both.
+TEST(MpmdMapTest, FunctionsOnOneDeviceTalkByPsendAndPrecv) {
+  Runtime rt(2);
+  std::vector<float> got(3, -1);
+  auto exchange = [&](KernelContext& k) {
+    const int me = k.device_id(), other = 1 - me;
+    const Array x = Array::full({2}, DType::kFloat32, 10.0 * (k.program() + 1));
+    psend(k.device(), x, std::string(kMpmdAxis), {{me, other}});
+    psend(k.device(), x, std::string(kMpmdAxis), {{me, 2}});
+    const Array in = precv(k.device(), Token{}, {2}, DType::kFloat32, std::string(kMpmdAxis),
+                           {{other, me}});
+    got[me] = in.span<float>()[1];
+  };
+  const std::vector<MpmdProgram> programs{
+      {line_mesh("x", {0}), exchange},
+      {line_mesh("x", {0}), exchange},
+      {line_mesh("y", {1}), [&](KernelContext& k) {
+         float sum = 0;
+         for (int from : {0, 1}) {
+           sum += precv(k.device(), Token{}, {2}, DType::kFloat32, std::string(kMpmdAxis),
+                        {{from, 2}})
+                      .span<float>()[0];
+         }
+         got[2] = sum;
+       }}};
+  mpmd_map(rt, programs, KernelSpec());
+  EXPECT_EQ(got, (std::vector<float>{20, 10, 30}));
+}
+
 }  // namespace
 }  // namespace meshsim::mpmd_send_recv_test

@@ -45,7 +45,7 @@ size_t hash_mesh(const Mesh& mesh) {
 }
 
 // Owns a launch's devices from construction to destruction. Claims them in
-// increasing id order, so two launches that overlap wait for each other
+// increasing agent id order, so two launches that overlap wait for each other
 // instead of deadlocking.
 class DeviceClaim {
  public:
@@ -58,7 +58,7 @@ class DeviceClaim {
   DeviceClaim(const std::vector<DeviceState*>& devices, const Launch& launch, DeviceState* caller)
       : sorted_(devices) {
     std::sort(sorted_.begin(), sorted_.end(),
-              [](const DeviceState* a, const DeviceState* b) { return a->id < b->id; });
+              [](const DeviceState* a, const DeviceState* b) { return a->agent < b->agent; });
     for (size_t i = 0; i < sorted_.size(); ++i) {
       DeviceState* device = sorted_[i];
       for (;;) {
@@ -199,7 +199,8 @@ RuntimeImpl::RuntimeImpl(RuntimeOptions options, int max_devices, int start_now)
       execution_(resolve_execution(options)),
       max_devices_(max_devices),
       logger_(make_runtime_logger()),
-      fabric_(std::max(1, max_devices)) {
+      // Links between agents: the cores of one device have their own.
+      fabric_(std::max(1, max_devices) * kMaxCores) {
   check_fiber_options(options);
   if (!(options.warn_fraction > 0 && options.warn_fraction <= 1)) {
     throw InvalidArgumentError("RuntimeOptions::warn_fraction must be in (0, 1], got " +
@@ -320,24 +321,39 @@ DeviceState& RuntimeImpl::device(int id) {
   if (DeviceState* started = devices_[id].load(std::memory_order_acquire)) return *started;
   std::lock_guard lock(grow_mu_);
   if (DeviceState* started = devices_[id].load(std::memory_order_acquire)) return *started;
+  DeviceState& device = start_agent(id, 0);
+  devices_[id].store(&device, std::memory_order_release);
+  num_started_.fetch_add(1, std::memory_order_relaxed);
+  return device;
+}
+
+DeviceState& RuntimeImpl::agent(int agent) {
+  if (agent < max_devices_) return device(agent);
+  std::lock_guard lock(grow_mu_);
+  if (const auto it = cores_.find(agent); it != cores_.end()) return *it->second;
+  cores_.reserve(cores_.size() + 1);  // nothing throws once the thread runs
+  DeviceState& core = start_agent(agent % max_devices_, agent / max_devices_);
+  cores_.emplace(agent, &core);
+  return core;
+}
+
+DeviceState& RuntimeImpl::start_agent(int id, int core) {
   // Whatever can throw comes before the thread starts or is published.
   if (started_.size() == started_.capacity()) {
     started_.reserve(std::max<size_t>(16, 2 * started_.size()));
   }
-  auto state = std::make_unique<DeviceState>(id, *this);
+  auto state = std::make_unique<DeviceState>(id, core, id + core * max_devices_, *this);
   if (fibers_ == nullptr) {
     try {
       state->thread = std::thread([this, d = state.get()] { device_main(*d); });
     } catch (const std::system_error& e) {
-      throw ResourceError("cannot start the thread of device " + std::to_string(id) + " (" +
+      throw ResourceError("cannot start the thread of device " + std::to_string(id) +
+                          (core > 0 ? " core " + std::to_string(core) : std::string()) + " (" +
                           std::to_string(started_.size()) + " started): " + e.what() +
                           "; fiber mode (RuntimeOptions::execution) runs many devices on a few threads");
     }
   }
-  DeviceState* device = started_.emplace_back(std::move(state)).get();
-  devices_[id].store(device, std::memory_order_release);
-  num_started_.fetch_add(1, std::memory_order_relaxed);
-  return *device;
+  return *started_.emplace_back(std::move(state));
 }
 
 DeviceState* RuntimeImpl::calling_device() const {
@@ -355,13 +371,30 @@ void RuntimeImpl::check_device_ids(const Mesh& mesh) const {
   }
 }
 
+std::string RuntimeImpl::describe(const Mesh& mesh) const {
+  const std::vector<int>& ids = mesh.device_ids();
+  if (std::ranges::all_of(ids, [&](int id) { return id < max_devices_; })) return mesh.to_string();
+  std::string out = "Mesh(" + mesh.abstract_mesh().axes_to_string() + "; devices=[";
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (i > 0) out += ", ";
+    out += std::to_string(ids[i] % max_devices_);
+    if (ids[i] >= max_devices_) {
+      out += " core ";
+      out += std::to_string(ids[i] / max_devices_);
+    }
+  }
+  return out + "])";
+}
+
 void RuntimeImpl::check_not_nested_on_own_devices(const Mesh& mesh, const DeviceState& caller) const {
   // The caller's body runs in caller.launch (written before the caller's
   // thread or fiber was started for it). Each enclosing launch waits for the one inside
   // it, so a device any of them holds is never freed.
+  // A launch that holds a device's other core holds its core 0 too.
   for (const Launch* holder = caller.launch; holder != nullptr; holder = holder->enclosing()) {
     std::vector<int> held;
-    for (int id : mesh.device_ids()) {
+    for (int agent : mesh.device_ids()) {
+      const int id = agent % max_devices_;
       const DeviceState* device = devices_[id].load(std::memory_order_acquire);
       if (device != nullptr && device->owner.load(std::memory_order_relaxed) == holder) {
         held.push_back(id);
@@ -369,10 +402,11 @@ void RuntimeImpl::check_not_nested_on_own_devices(const Mesh& mesh, const Device
     }
     if (held.empty()) continue;
     std::sort(held.begin(), held.end());
+    held.erase(std::unique(held.begin(), held.end()), held.end());
     throw RuntimeUsageError(
-        "launch on " + mesh.to_string() + " from the body of device " + std::to_string(caller.id) +
+        "launch on " + describe(mesh) + " from the body of device " + std::to_string(caller.id) +
         " would wait forever: device(s) " + join_ids(held) + " belong to the launch on " +
-        holder->mesh().mesh().to_string() +
+        describe(holder->mesh().mesh()) +
         (holder == caller.launch ? " that runs this body" : " that encloses this body's launch"));
   }
 }
@@ -411,17 +445,27 @@ size_t RuntimeImpl::interned_mesh_count() {
   return meshes_.size();
 }
 
-void RuntimeImpl::launch(const Mesh& mesh_arg, const std::function<void(DeviceContext&)>& body,
+void RuntimeImpl::launch(const Mesh& mesh, const std::function<void(DeviceContext&)>& body,
                          const LaunchOptions& options) {
-  if (!body) throw InvalidArgumentError("launch on " + mesh_arg.to_string() + ": empty body");
-  check_device_ids(mesh_arg);
+  if (!body) throw InvalidArgumentError("launch on " + mesh.to_string() + ": empty body");
+  check_device_ids(mesh);
+  run(mesh, body, options);
+}
+
+void RuntimeImpl::launch_agents(const Mesh& mesh, const std::function<void(DeviceContext&)>& body,
+                                const LaunchOptions& options) {
+  run(mesh, body, options);
+}
+
+void RuntimeImpl::run(const Mesh& mesh_arg, const std::function<void(DeviceContext&)>& body,
+                      const LaunchOptions& options) {
   if (options.trace && options.record == nullptr) {
-    throw InvalidArgumentError("launch on " + mesh_arg.to_string() +
+    throw InvalidArgumentError("launch on " + describe(mesh_arg) +
                                ": LaunchOptions::trace needs LaunchOptions::record to put the "
                                "events in");
   }
   if (options.trace && options.trace_capacity == 0) {
-    throw InvalidArgumentError("launch on " + mesh_arg.to_string() +
+    throw InvalidArgumentError("launch on " + describe(mesh_arg) +
                                ": LaunchOptions::trace_capacity must be at least 1");
   }
   if (options.record != nullptr) *options.record = LaunchRecord{};
@@ -453,7 +497,7 @@ void RuntimeImpl::launch(const Mesh& mesh_arg, const std::function<void(DeviceCo
   const Mesh& mesh = mesh_state.mesh();
   std::vector<DeviceState*> devices;
   devices.reserve(mesh.size());
-  for (int id : mesh.device_ids()) devices.push_back(&device(id));
+  for (int id : mesh.device_ids()) devices.push_back(&agent(id));
   const WaitPolicy policy =
       options_.wait_policy.value_or(WaitPolicy::for_threads(static_cast<int>(devices.size())));
   // Everything that allocates comes before the devices are claimed (but a
@@ -507,7 +551,7 @@ void RuntimeImpl::launch(const Mesh& mesh_arg, const std::function<void(DeviceCo
   }
   if (launch->failed()) launch->rethrow();
   if (!unreceived.empty()) {
-    throw UnreceivedMessageError("launch on " + mesh.to_string() +
+    throw UnreceivedMessageError("launch on " + describe(mesh) +
                                  " ended with messages sent by psend and never received: " +
                                  unreceived);
   }
@@ -532,14 +576,14 @@ void RuntimeImpl::wait_for(Launch& launch) noexcept {
       start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                   timeout * options_.warn_fraction);
   if (!host.wait_change_until(launch.done(), initial, warn_at)) {
-    logger_->warn("{}", launch.progress_report("launch on " + launch.mesh().mesh().to_string() +
+    logger_->warn("{}", launch.progress_report("launch on " + describe(launch.mesh().mesh()) +
                                                " still running after " +
                                                std::to_string((warn_at - start) / 1ms) + " ms:"));
   }
   if (host.wait_change_until(launch.done(), initial, start + timeout)) return;
   launch.fail(/*device_id=*/-1,
               std::make_exception_ptr(TimeoutError(launch.progress_report(
-                  "launch on " + launch.mesh().mesh().to_string() + " timed out after " +
+                  "launch on " + describe(launch.mesh().mesh()) + " timed out after " +
                   std::to_string(timeout.count()) + " ms:"))));
   // Waits inside meshsim are cancelled now; a device in its own code is not.
   while (!host.wait_change_until(launch.done(), initial,

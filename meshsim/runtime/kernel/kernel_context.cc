@@ -57,7 +57,9 @@ std::string sem_name(Semaphore sem) {
 
 // What a copy's send signal carries: its completion costs its issuer
 // nothing past the departure (the receiver's wait pays the transfer).
-SignalStamp send_stamp(const InFlightCopy& f) { return {f.stamp.source, f.stamp.departure, 0, 0}; }
+SignalStamp send_stamp(const InFlightCopy& f) {
+  return {f.stamp.source, f.stamp.device, f.stamp.departure, 0, 0};
+}
 
 }  // namespace
 
@@ -205,7 +207,7 @@ void KernelContext::signal(int position, int index, uint32_t units, const Vector
   if (before + static_cast<int64_t>(units) > kMaxValue) {
     throw SemaphoreError(prefix(what) + " adds " + std::to_string(units) +
                          " to " + target.cell_name(index) + " of device " +
-                         std::to_string(device_->mesh().device_at(position)) + ", which holds " +
+                         std::to_string(programs_->device_at(position)) + ", which holds " +
                          std::to_string(before) + ": past the most a semaphore holds, " +
                          std::to_string(kMaxValue));
   }
@@ -221,7 +223,7 @@ void KernelContext::signal(int position, int index, uint32_t units, const Vector
   if (after > kMaxValue) {
     throw SemaphoreError(prefix(what) + " added " + std::to_string(units) + " to " +
                          target.cell_name(index) + " of device " +
-                         std::to_string(device_->mesh().device_at(position)) +
+                         std::to_string(programs_->device_at(position)) +
                          " while others signalled it: it passed the most a semaphore holds, " +
                          std::to_string(kMaxValue));
   }
@@ -231,21 +233,28 @@ void KernelContext::take(int index, uint32_t units, const char* op, const char* 
                          int number) {
   TraceScope trace(*device_, TraceKind::kTransfer, op, *meeting_);
   SemaphoreCell& c = shard_->cells[index];
-  const uint32_t consumed = c.consumed.load(std::memory_order_relaxed);
-  const auto enough = [consumed, units](uint32_t value) {
-    return WaitNote::held(value, consumed) >= units;
-  };
-  if (!enough(c.signalled.load())) {
-    SemaphoreWaitScope scope(DeviceHooks::device(*device_), op, c.signalled, kind, number,
-                             consumed, units);
-    DeviceHooks::waiter(*device_).wait(c.signalled, enough);
+  uint32_t consumed = c.consumed.load(std::memory_order_acquire);
+  for (;;) {
+    const auto enough = [consumed, units](uint32_t value) {
+      return WaitNote::held(value, consumed) >= units;
+    };
+    if (!enough(c.signalled.load())) {
+      SemaphoreWaitScope scope(DeviceHooks::device(*device_), op, c.signalled, kind, number,
+                               consumed, units);
+      DeviceHooks::waiter(*device_).wait(c.signalled, enough);
+    }
+    // Another function on this device may have taken units meanwhile: then
+    // `consumed` is reloaded and the wait is checked again.
+    if (c.consumed.compare_exchange_weak(consumed, consumed + units, std::memory_order_acq_rel,
+                                         std::memory_order_acquire)) {
+      break;
+    }
   }
-  c.consumed.store(consumed + units, std::memory_order_release);
   took(index, units, trace.event());
 }
 
 void KernelContext::took(int index, uint32_t units, RawTraceEvent* event) {
-  if (group_->races) group_->races->take(*shard_->races, index, units, shard_->races->device);
+  if (group_->races) group_->races->take(*shard_->races, index, units, agent_->clocks->device);
   if (shard_->stamps == nullptr) return;
   std::vector<SignalStamp> fresh;  // the signals no wait took part of before
   {
@@ -257,21 +266,26 @@ void KernelContext::took(int index, uint32_t units, RawTraceEvent* event) {
                 });
   }
   DeviceClock& clock = DeviceHooks::clock(*device_);
-  const int me = DeviceHooks::device(*device_).id;
+  const DeviceState& me = DeviceHooks::device(*device_);
   for (const SignalStamp& s : fresh) {
     if (clock.on()) {
-      if (s.source != me) {
-        clock.receive(s.source, me, s.bytes, s.departure);
-      } else if (const double bandwidth = clock.time->device().memory_bandwidth;
-                 s.bytes > 0 && bandwidth > 0) {
+      const double bandwidth = clock.time->device().memory_bandwidth;
+      if (s.device != me.id) {
+        clock.receive(s.source, me.agent, s.bytes, s.departure);
+      } else if (s.source != me.agent) {
+        // From another function on this device: no network; a copy moves
+        // within its memory, at the memory bandwidth (free without one).
+        clock.receive_local(me.id, s.source, s.departure,
+                            s.bytes > 0 && bandwidth > 0 ? static_cast<double>(s.bytes) / bandwidth : 0);
+      } else if (s.bytes > 0 && bandwidth > 0) {
         // A copy within its memory, at the device's memory bandwidth. (Its
         // own signal, or such a copy with no bandwidth given, departed at a
         // reading its clock has passed: nothing to join, no step to log.)
-        clock.join_after(me, s.departure, static_cast<double>(s.bytes) / bandwidth);
+        clock.join_after(me.id, s.departure, static_cast<double>(s.bytes) / bandwidth);
       }
     }
-    if (event != nullptr && s.source != me) {
-      event->from = s.source;
+    if (event != nullptr && s.source != me.agent) {
+      event->from = s.device;
       event->flow_in = s.flow;
       event->recv_bytes += s.bytes;
     }
@@ -280,7 +294,8 @@ void KernelContext::took(int index, uint32_t units, RawTraceEvent* event) {
 
 SignalStamp KernelContext::stamp_now(int64_t bytes, RawTraceEvent* sent) {
   const std::optional<LinkStamp> link = DeviceHooks::stamp(*device_, sent);
-  return {DeviceHooks::device(*device_).id, link ? link->departure : 0.0, bytes, link ? link->flow : 0};
+  const DeviceState& me = DeviceHooks::device(*device_);
+  return {me.agent, me.id, link ? link->departure : 0.0, bytes, link ? link->flow : 0};
 }
 
 void KernelContext::semaphore_signal(Semaphore sem, int64_t inc) {
@@ -298,8 +313,8 @@ void KernelContext::semaphore_signal(Semaphore sem, int64_t inc, DeviceId device
   const int target = target_of(device, "semaphore_signal");
   const int index = cell(sem, "semaphore_signal");
   TraceScope trace(*device_, TraceKind::kTransfer, "semaphore_signal", *meeting_);
-  if (RawTraceEvent* e = trace.event()) e->to = device_->mesh().device_at(target);
-  const VectorClock* clock = group_->races ? &shard_->races->device : nullptr;
+  if (RawTraceEvent* e = trace.event()) e->to = programs_->device_at(target);
+  const VectorClock* clock = group_->races ? &agent_->clocks->device : nullptr;
   const SignalStamp stamp = stamp_now(0, target != position_ ? trace.event() : nullptr);
   signal(target, index, static_cast<uint32_t>(inc), clock, &stamp, "semaphore_signal");
 }
@@ -387,7 +402,7 @@ std::byte* KernelContext::access(const BufferRef& ref, DType dtype, const char* 
   }
   std::byte* bytes = bytes_of(ref, position_, what);
   if (const RaceDetector* races = group_->races.get()) {
-    VectorClock& clock = shard_->races->device;
+    VectorClock& clock = agent_->clocks->device;
     const int actor = races->device_actor(position_);
     clock.tick(actor);
     races->access(*shard_->races, position_, ref.buffer(), ref.byte_offset(),
@@ -465,7 +480,7 @@ void KernelContext::start(const AsyncCopy& copy) {
   f.signals_send = !copy.local_;
   f.recv_cell = cell(copy.recv_, kWhat);
   if (RawTraceEvent* e = trace.event()) {
-    e->to = device_->mesh().device_at(f.target);
+    e->to = programs_->device_at(f.target);
     e->bytes = static_cast<int64_t>(f.bytes);
   }
   if (shard_->stamps != nullptr) {
@@ -474,10 +489,10 @@ void KernelContext::start(const AsyncCopy& copy) {
   if (const RaceDetector* races = group_->races.get()) {
     // The copy's read and write come after everything the device did so
     // far, and before nothing it does next until it waits for them.
-    ShardRaces& own = *shard_->races;
+    ActorClocks& own = *agent_->clocks;
     own.reader.join(own.device);
     own.reader.tick(races->reader_actor(position_));
-    races->access(own, position_, copy.src_.buffer(), copy.src_.byte_offset(),
+    races->access(*shard_->races, position_, copy.src_.buffer(), copy.src_.byte_offset(),
                   copy.src_.byte_offset() + f.bytes, false, races->reader_actor(position_),
                   own.reader, "DMA read");
     own.writer.join(own.device);
@@ -499,7 +514,7 @@ void KernelContext::start(const AsyncCopy& copy) {
     target.inbox.push_back(flight);
   }
   target.inbox_posted.advance();
-  shard_->started.push_back(std::move(flight));
+  agent_->started.push_back(std::move(flight));
   if (copy_mode_ == CopyMode::kRandom) advance_at_random();
 }
 
@@ -540,8 +555,9 @@ void KernelContext::write_destination(InFlightCopy& f) {
              group_->races ? &f.recv_clock : nullptr, &f.stamp, "AsyncCopy");
     }
   }
-  // A receiver asleep until its copies arrive rechecks.
-  if (wrote && f.target != position_) group_->shards[f.target]->inbox_posted.advance();
+  // A receiver asleep until its copies arrive rechecks (this device's other
+  // functions too: a copy to this device may be what one of them waits for).
+  if (wrote) group_->shards[f.target]->inbox_posted.advance();
 }
 
 // Whether `f` has been read / written (under its lock: another device may
@@ -556,12 +572,12 @@ static bool is_written(InFlightCopy& f) {
 }
 
 void KernelContext::read_started(int send_cell) {
-  std::vector<std::shared_ptr<InFlightCopy>>& started = shard_->started;
+  std::vector<std::shared_ptr<InFlightCopy>>& started = agent_->started;
   // Sources may be read in any order (kRandom draws one); `started` keeps
   // the start order.
   std::vector<size_t> order(started.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  if (copy_mode_ == CopyMode::kRandom) std::shuffle(order.begin(), order.end(), shard_->rng);
+  if (copy_mode_ == CopyMode::kRandom) std::shuffle(order.begin(), order.end(), agent_->rng);
   for (size_t i : order) {
     if (send_cell < 0 || started[i]->send_cell == send_cell) read_source(*started[i]);
   }
@@ -592,7 +608,7 @@ bool KernelContext::land_next(KernelShard& target, int recv_cell, int issuer) {
   if (heads.empty()) return false;
   size_t pick = heads.front();
   if (copy_mode_ == CopyMode::kRandom) {
-    pick = heads[static_cast<size_t>(shard_->rng() % heads.size())];
+    pick = heads[static_cast<size_t>(agent_->rng() % heads.size())];
   }
   const std::shared_ptr<InFlightCopy> next = std::move(target.inbox[pick]);
   target.inbox.erase(target.inbox.begin() + static_cast<std::ptrdiff_t>(pick));
@@ -606,8 +622,8 @@ void KernelContext::advance_at_random() {
   // Each step, with probability 1/2, moves a drawn copy this device started
   // one phase on (a read copy: the oldest of its channel lands), so some
   // copies land early, at points the seed fixes.
-  std::vector<std::shared_ptr<InFlightCopy>>& started = shard_->started;
-  std::mt19937_64& rng = shard_->rng;
+  std::vector<std::shared_ptr<InFlightCopy>>& started = agent_->started;
+  std::mt19937_64& rng = agent_->rng;
   while (!started.empty() && (rng() & 1) != 0) {
     InFlightCopy& f = *started[static_cast<size_t>(rng() % started.size())];
     if (!is_read(f)) {
@@ -640,7 +656,7 @@ void KernelContext::wait_for_arrivals(int index, size_t bytes, const char* what,
   TraceScope trace(*device_, TraceKind::kTransfer, what, *meeting_);
   SemaphoreCell& c = shard_->cells[index];
   const uint32_t units = static_cast<uint32_t>(bytes);
-  const uint32_t consumed = c.consumed.load(std::memory_order_relaxed);
+  uint32_t consumed = c.consumed.load(std::memory_order_acquire);
   for (;;) {
     const uint32_t seen = shard_->inbox_posted.load();
     // One copy at a time, until the semaphore holds enough: the others stay
@@ -649,12 +665,19 @@ void KernelContext::wait_for_arrivals(int index, size_t bytes, const char* what,
     while (holds < units && write_one_arrived(index)) {
       holds = WaitNote::held(c.signalled.load(), consumed);
     }
-    if (holds >= units) break;
+    if (holds >= units) {
+      // Another function on this device may have taken units meanwhile.
+      if (c.consumed.compare_exchange_weak(consumed, consumed + units, std::memory_order_acq_rel,
+                                           std::memory_order_acquire)) {
+        break;
+      }
+      continue;
+    }
     SemaphoreWaitScope scope(DeviceHooks::device(*device_), what, shard_->inbox_posted,
                              "DMA semaphore", number, consumed, units, holds);
     DeviceHooks::waiter(*device_).wait_change(shard_->inbox_posted, seen);
+    consumed = c.consumed.load(std::memory_order_acquire);
   }
-  c.consumed.store(consumed + units, std::memory_order_release);
   took(index, units, trace.event());
 }
 

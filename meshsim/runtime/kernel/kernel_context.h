@@ -49,6 +49,7 @@ namespace meshsim {
 class KernelContext;
 struct GroupRef;
 struct KernelGroup;
+struct KernelAgent;
 struct KernelShard;
 class KernelWords;
 struct KernelPrograms;
@@ -203,7 +204,8 @@ class KernelContext {
   // (each ignored when null or off; SemaphoreError past the most it holds).
   void signal(int position, int cell, uint32_t units, const VectorClock* clock,
               const SignalStamp* stamp, const char* what);
-  // Waits until this device's cell `cell` holds `units` and takes them.
+  // Waits until this device's cell `cell` holds `units` and takes them
+  // (another function on the device may take from the same cell).
   void take(int cell, uint32_t units, const char* op, const char* kind, int index);
   // After a wait took `units` from cell `cell`: joins the race detector's
   // clocks of their signals, and prices each signal a wait takes for the
@@ -251,7 +253,8 @@ class KernelContext {
   CopyMode copy_mode_ = CopyMode::kEager;
   bool has_collective_id_ = false;
   KernelGroup* group_ = nullptr;
-  KernelShard* shard_ = nullptr;  // this device's
+  KernelShard* shard_ = nullptr;  // this device's (shared by its mpmd_map functions)
+  KernelAgent* agent_ = nullptr;  // this function's own
   int position_ = 0;
   // Both on the stack of the kernel's run: read only while active_ (every
   // use is behind check_usable).

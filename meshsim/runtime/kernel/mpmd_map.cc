@@ -14,15 +14,15 @@ namespace {
 
 std::string program_name(size_t index) { return "program " + std::to_string(index); }
 
-// MeshError unless the meshes share no device and agree on the size of
-// every axis name they share.
+// MeshError unless the meshes agree on the size of every axis name they
+// share and no device is in more than RuntimeImpl::kMaxCores of them.
 void check_meshes(const std::vector<MpmdProgram>& programs) {
   struct Seen {
     int size;
     size_t program;
   };
   std::map<std::string, Seen, std::less<>> axes;
-  std::unordered_map<int, size_t> devices;
+  std::unordered_map<int, std::vector<size_t>> devices;  // id -> the programs on it
   for (size_t p = 0; p < programs.size(); ++p) {
     const AbstractMesh& shape = programs[p].mesh.abstract_mesh();
     for (size_t a = 0; a < shape.axis_names().size(); ++a) {
@@ -39,12 +39,14 @@ void check_meshes(const std::vector<MpmdProgram>& programs) {
       }
     }
     for (int id : programs[p].mesh.device_ids()) {
-      const auto [it, fresh] = devices.try_emplace(id, p);
-      if (!fresh) {
-        throw MeshError("mpmd_map: device " + std::to_string(id) + " is in " +
-                        program_name(it->second) + "'s mesh and in " + program_name(p) +
-                        "'s; the programs' meshes must not share a device (several functions on "
-                        "one device are not supported yet)");
+      std::vector<size_t>& on = devices[id];
+      on.push_back(p);
+      if (on.size() > static_cast<size_t>(RuntimeImpl::kMaxCores)) {
+        std::string names;
+        for (size_t q : on) names += (names.empty() ? "" : ", ") + std::to_string(q);
+        throw MeshError("mpmd_map: device " + std::to_string(id) + " is in the meshes of " +
+                        std::to_string(on.size()) + " programs (" + names + "); a device runs at most " +
+                        std::to_string(RuntimeImpl::kMaxCores) + " functions");
       }
     }
   }
@@ -74,19 +76,32 @@ void mpmd_map(Runtime& runtime, const std::vector<MpmdProgram>& programs, const 
     }
   }
 
+  // A device's first program runs on its core 0, the next on core 1, and so
+  // on: the launch's mesh holds agent ids (RuntimeImpl::launch_agents).
+  RuntimeImpl& impl = RuntimeHooks::impl(runtime);
   KernelPrograms table;
   table.mpmd = true;
-  std::vector<int> launch_devices;
+  std::vector<int> agents;
   std::vector<int> program_of;  // by launch position
+  std::vector<int> owner;       // by launch position: the position of its device's core 0
+  std::unordered_map<int, std::pair<int, int>> cores;  // device -> (cores so far, core 0's position)
+  bool shared = false;
   for (size_t p = 0; p < programs.size(); ++p) {
-    table.programs.push_back({&programs[p].mesh, static_cast<int>(launch_devices.size())});
-    const std::vector<int>& ids = programs[p].mesh.device_ids();
-    launch_devices.insert(launch_devices.end(), ids.begin(), ids.end());
-    program_of.insert(program_of.end(), ids.size(), static_cast<int>(p));
+    table.programs.push_back({&programs[p].mesh, static_cast<int>(agents.size())});
+    for (int id : programs[p].mesh.device_ids()) {
+      const int position = static_cast<int>(agents.size());
+      auto [it, first] = cores.try_emplace(id, 0, position);
+      shared = shared || !first;
+      agents.push_back(id + it->second.first * impl.num_devices());
+      ++it->second.first;
+      owner.push_back(it->second.second);
+      program_of.push_back(static_cast<int>(p));
+    }
   }
-  const int count = static_cast<int>(launch_devices.size());
-  const Mesh launch_mesh(AbstractMesh({{std::string(kMpmdAxis), count}}), std::move(launch_devices));
-  runtime.launch(
+  if (shared) table.shard_owner = std::move(owner);
+  const int count = static_cast<int>(agents.size());
+  const Mesh launch_mesh(AbstractMesh({{std::string(kMpmdAxis), count}}), std::move(agents));
+  impl.launch_agents(
       launch_mesh,
       [&](DeviceContext& ctx) {
         const int program = program_of[ctx.position()];

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,7 +24,7 @@ struct KernelRun {
   static KernelContext& free_context(DeviceState& device);
   static KernelWords& words(KernelContext& k);
   static void enter(KernelContext& k, DeviceContext& ctx, const KernelSpec& spec,
-                    KernelGroup& group, KernelShard& shard, int position,
+                    KernelGroup& group, KernelShard& shard, KernelAgent& agent, int position,
                     const KernelPrograms& programs, int program, const GroupRef& meeting);
 };
 
@@ -124,7 +125,7 @@ KernelWords& KernelRun::words(KernelContext& k) {
 }
 
 void KernelRun::enter(KernelContext& k, DeviceContext& ctx, const KernelSpec& spec,
-                      KernelGroup& group, KernelShard& shard, int position,
+                      KernelGroup& group, KernelShard& shard, KernelAgent& agent, int position,
                       const KernelPrograms& programs, int program, const GroupRef& meeting) {
   k.device_ = &ctx;
   k.programs_ = &programs;
@@ -134,6 +135,7 @@ void KernelRun::enter(KernelContext& k, DeviceContext& ctx, const KernelSpec& sp
   k.has_collective_id_ = spec.collective_id().has_value();
   k.group_ = &group;
   k.shard_ = &shard;
+  k.agent_ = &agent;
   k.position_ = position;
   k.name_ = spec.name();
   ++k.generation_;
@@ -144,7 +146,8 @@ void KernelRun::run(DeviceContext& ctx, const KernelSpec& spec, const KernelProg
                     int program, FunctionRef<void(KernelContext&)> body) {
   DeviceHooks::check_usable(ctx, "run_kernel");
   const std::string label = programs.label(program);
-  const std::string holder = "kernel '" + spec.name() + "' on " + ctx.mesh().to_string();
+  const std::string holder =
+      "kernel '" + spec.name() + "' on " + DeviceHooks::runtime(ctx).describe(ctx.mesh());
   DeviceState& device = DeviceHooks::device(ctx);
   // Fails the launch with `error` (labelled) once no peer can touch this
   // device's buffers any more, and rethrows it.
@@ -164,10 +167,15 @@ void KernelRun::run(DeviceContext& ctx, const KernelSpec& spec, const KernelProg
   const GroupRef group = DeviceHooks::group(ctx, AxisNames(ctx.mesh().abstract_mesh().axis_names()));
   Rendezvous& meeting = *group.rendezvous;
   const int position = group.rank;
+  // The first function on a device makes its shard; the others on it (an
+  // mpmd_map's programs that share the device) use that one.
+  const bool owns_shard = programs.owner_of(position) == position;
+  const bool shared_shards = !programs.shard_owner.empty();
 
   CollectiveIdClaim claim;
   KernelContext& kernel = KernelRun::free_context(device);
   std::unique_ptr<KernelShard> shard;
+  std::optional<KernelAgent> agent;
   try {
     if (position == 0 && spec.collective_id()) {
       CollectiveIds& ids = DeviceHooks::runtime(ctx).collective_ids();
@@ -175,9 +183,12 @@ void KernelRun::run(DeviceContext& ctx, const KernelSpec& spec, const KernelProg
       claim.ids = &ids;  // not by assignment: a temporary's destructor would release it
       claim.id = *spec.collective_id();
     }
-    shard = std::make_unique<KernelShard>(spec, meeting.size(), position, words(kernel));
-    if (DeviceHooks::stamped(ctx)) {
-      shard->stamps = std::make_unique<ShardStamps>(shard->barrier_cell() + 1);
+    agent.emplace(spec, meeting.size(), position);
+    if (owns_shard) {
+      shard = std::make_unique<KernelShard>(spec, words(kernel));
+      if (DeviceHooks::stamped(ctx)) {
+        shard->stamps = std::make_unique<ShardStamps>(shard->barrier_cell() + 1);
+      }
     }
   } catch (...) {
     // No body ran yet: the launch fails as for any device error.
@@ -190,8 +201,13 @@ void KernelRun::run(DeviceContext& ctx, const KernelSpec& spec, const KernelProg
   if (position == 0) {
     kernel_group = std::make_shared<KernelGroup>(meeting.size());
     if (spec.race_detection()) {
-      kernel_group->races = std::make_unique<RaceDetector>(
-          spec.name(), std::vector<int>(meeting.device_ids().begin(), meeting.device_ids().end()));
+      std::vector<int> devices, program_of;
+      for (int p = 0; p < meeting.size(); ++p) {
+        devices.push_back(programs.device_at(p));
+        if (shared_shards) program_of.push_back(programs.program_at(p));
+      }
+      kernel_group->races =
+          std::make_unique<RaceDetector>(spec.name(), std::move(devices), std::move(program_of));
     }
   }
 
@@ -210,22 +226,26 @@ void KernelRun::run(DeviceContext& ctx, const KernelSpec& spec, const KernelProg
     meeting.meet(position, waiter);
     if (position != 0) {
       const EntryOffer& first = *static_cast<const EntryOffer*>(meeting.slot(0).extra);
-      const std::string difference =
-          spec_difference(spec, *first.spec, meeting.device_ids()[0]);
+      const std::string difference = spec_difference(spec, *first.spec, programs.device_at(0));
       if (!difference.empty()) {
         throw CollectiveMismatchError("collective mismatch in " + holder + ": device " +
                                       std::to_string(device.id) + " declares " + difference);
       }
       kernel_group = *first.group;
     }
-    kernel_group->shards[position] = shard.get();
+    kernel_group->shards[position] = shard.get();  // null unless it owns one
     meeting.arrive(position, waiter);  // every shard is in the table
+    if (shared_shards) {
+      if (!owns_shard) kernel_group->shards[position] = kernel_group->shards[programs.owner_of(position)];
+      meeting.arrive(position, waiter);  // and at every position of its device
+    }
   } catch (...) {
     // No body ran yet: the launch fails as for any device error.
     std::rethrow_exception(labelled(std::current_exception(), device.id, label));
   }
 
-  KernelRun::enter(kernel, ctx, spec, *kernel_group, *shard, position, programs, program, group);
+  KernelRun::enter(kernel, ctx, spec, *kernel_group, *kernel_group->shards[position], *agent,
+                   position, programs, program, group);
   try {
     body(kernel);
     kernel.finish_reads();  // no copy in flight may read a source after the exit meeting
@@ -246,6 +266,9 @@ void KernelRun::run(DeviceContext& ctx, const KernelSpec& spec, const KernelProg
     fail(std::current_exception());
   }
   kernel.active_.store(false, std::memory_order_relaxed);
+  // Only the shard's owner touches it from here on (then frees it): the
+  // device's other functions leave.
+  if (!owns_shard) return;
   // Every device has left its body: nobody starts a copy or signals any
   // more; what is in flight to this device lands now.
   kernel.finish_writes();
@@ -268,7 +291,7 @@ namespace detail {
 void run_kernel(DeviceContext& ctx, const KernelSpec& spec, void* body,
                 void (*call)(void* body, KernelContext& kernel)) {
   DeviceHooks::check_usable(ctx, "run_kernel");  // before ctx.mesh(), which needs a usable context
-  const KernelPrograms one{{KernelProgram{&ctx.mesh(), 0}}};
+  const KernelPrograms one{{KernelProgram{&ctx.mesh(), 0}}, false, {}};
   KernelRun::run(ctx, spec, one, 0, [&](KernelContext& kernel) { call(body, kernel); });
 }
 

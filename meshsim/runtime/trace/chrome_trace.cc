@@ -16,8 +16,21 @@ namespace {
 using json = nlohmann::json;
 
 // Thread ids: device d's own events on d * kTracksPerDevice, its starts on
-// the lanes after it.
+// the lanes after it; the tracks of an mpmd_map's further cores on a device
+// (TraceEvent::core) come after every device's.
 constexpr int64_t kTracksPerDevice = 64;
+
+// The first track of `e`'s device and core: `devices` is one past the
+// largest device id of the record.
+int64_t base_track(const TraceEvent& e, int64_t devices) {
+  return (static_cast<int64_t>(e.device) + e.core * devices) * kTracksPerDevice;
+}
+
+int64_t device_bound(const LaunchRecord& record) {
+  int64_t bound = 0;
+  for (const TraceEvent& e : record.events) bound = std::max<int64_t>(bound, e.device + 1);
+  return bound;
+}
 
 // One view of the launch: its process id and how an event's times read in it.
 struct View {
@@ -54,24 +67,25 @@ json arguments(const TraceEvent& e) {
 // time, so two may overlap each other and the device's later events).
 std::vector<int64_t> tracks_of(const LaunchRecord& record, const View& view) {
   std::vector<int64_t> tracks(record.events.size());
-  std::map<int, std::vector<double>> lane_ends;  // device -> when each lane frees
-  int group_depth = -1;                          // depth of the start being placed
+  std::map<int64_t, std::vector<double>> lane_ends;  // base track -> when each lane frees
+  int group_depth = -1;                              // depth of the start being placed
   int64_t group_track = 0;
+  const int64_t devices = device_bound(record);
   for (size_t i = 0; i < record.events.size(); ++i) {
     const TraceEvent& e = record.events[i];
-    const int64_t base = static_cast<int64_t>(e.device) * kTracksPerDevice;
+    const int64_t base = base_track(e, devices);
     if (!e.async) {
       tracks[i] = base;
       group_depth = -1;
       continue;
     }
     if (group_depth >= 0 && e.depth > group_depth && i > 0 &&
-        record.events[i - 1].device == e.device) {
+        record.events[i - 1].device == e.device && record.events[i - 1].core == e.core) {
       tracks[i] = group_track;  // inside the start being placed
       continue;
     }
     // A start's opening event: its events follow it, deeper, on its device.
-    std::vector<double>& ends = lane_ends[e.device];
+    std::vector<double>& ends = lane_ends[base];
     size_t lane = 0;
     while (lane < ends.size() && ends[lane] > view.start_us(e)) ++lane;
     if (lane == ends.size()) {
@@ -97,6 +111,7 @@ void add_view(json& out, const LaunchRecord& record, const View& view,
   for (size_t i = 0; i < record.events.size(); ++i) {
     const TraceEvent& e = record.events[i];
     std::string name = "device " + std::to_string(e.device);
+    if (e.core > 0) name += " core " + std::to_string(e.core);
     if (e.async) name += " async " + std::to_string(tracks[i] % kTracksPerDevice);
     names.try_emplace(tracks[i], name + " (position " + std::to_string(e.position) + ")");
   }

@@ -25,6 +25,7 @@ std::string_view trace_kind_name(TraceKind kind);  // "collective", "transfer", 
 struct TraceEvent {
   TraceKind kind = TraceKind::kCollective;
   int device = 0;    // device id
+  int core = 0;      // mpmd_map: the function's index among those on its device
   int position = 0;  // in the launch's mesh (row-major)
   // "psum", "all_gather", ...; "send", "recv", "sendrecv", "psend", "precv";
   // "psum_done", ...; "advance", "compute".

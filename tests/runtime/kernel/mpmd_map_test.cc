@@ -193,8 +193,10 @@ TEST(MpmdMapErrorTest, MalformedProgramListsAreRefusedBeforeAnyDeviceRuns) {
                "at least one (mesh, function) program is required");
   EXPECT_ERROR(mpmd_map(rt, {{line_mesh("x", {0}), nothing}, {line_mesh("x", {1}), nullptr}}, spec),
                InvalidArgumentError, "program 1 on Mesh");
-  EXPECT_ERROR(mpmd_map(rt, {{line_mesh("x", {0, 1}), nothing}, {line_mesh("y", {2, 1}), nothing}}, spec),
-               MeshError, "device 1 is in program 0's mesh and in program 1's");
+  const std::vector<MpmdProgram> nine(9, MpmdProgram{line_mesh("x", {1}), nothing});
+  EXPECT_ERROR(mpmd_map(rt, nine, spec), MeshError,
+               "device 1 is in the meshes of 9 programs (0, 1, 2, 3, 4, 5, 6, 7, 8); a device runs "
+               "at most 8 functions");
   EXPECT_ERROR(mpmd_map(rt, {{line_mesh("x", {0, 1}), nothing}, {line_mesh("x", {2, 3, 4}), nothing}}, spec),
                MeshError, "axis 'x' has size 2 in program 0's mesh");
   EXPECT_ERROR(mpmd_map(rt, {{line_mesh("x", {0}), nothing}, {line_mesh("y", {7}), nothing}}, spec),

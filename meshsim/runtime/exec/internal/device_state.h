@@ -25,9 +25,20 @@ class Launch;
 class RuntimeImpl;
 
 struct alignas(64) DeviceState {
-  DeviceState(int id, RuntimeImpl& runtime) : id(id), runtime(runtime), context(*this) {}
+  DeviceState(int id, int core, int agent, RuntimeImpl& runtime)
+      : id(id), core(core), agent(agent), runtime(runtime), context(*this) {}
 
+  // The device, as its users name it (DeviceContext::device_id, messages).
   const int id;
+  // Which of the device's cores this is: 0, or, for an mpmd_map that runs
+  // several functions on one device, the function's index among them. Each
+  // core is an agent of its own (thread or fiber, waits, clock, trace).
+  const int core;
+  // The agent's id, unique in the runtime: id + core * max_devices. A
+  // launch's mesh holds agent ids, so links, rendezvous and virtual time,
+  // which key on mesh ids, tell the cores of one device apart. Equal to
+  // `id` for core 0.
+  const int agent;
   RuntimeImpl& runtime;
   std::thread thread;  // thread mode only
 

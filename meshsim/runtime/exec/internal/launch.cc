@@ -11,6 +11,7 @@
 #include "meshsim/runtime/exec/internal/device_state.h"
 #include "meshsim/runtime/exec/internal/fiber/fiber_scheduler.h"
 #include "meshsim/runtime/exec/internal/launch_report.h"
+#include "meshsim/runtime/exec/internal/runtime_impl.h"
 
 namespace meshsim {
 namespace {
@@ -85,7 +86,8 @@ void Launch::run_device(int position) {
   device.records.clear();
   device.records_dropped = 0;
   device.clock.begin_launch(time_, position);
-  device.trace.begin_launch(trace_.on, trace_.capacity, origin_, device.id, position);
+  device.trace.begin_launch(trace_.on, trace_.capacity, origin_, device.id, device.core,
+                            device.agent, position);
   device.context.enter(*this, position);
   try {
     body_(device.context);
@@ -209,9 +211,10 @@ void Launch::check_deadlock() {
   // Nobody blocked: everyone finished while we looked.
   if (blocked == 0 || active_.load(std::memory_order_seq_cst) != 0) return;
   const std::vector<DeviceSnapshot> where = snapshot();
+  const std::string mesh = devices_.front()->runtime.describe(mesh_.mesh());
   if (auto mismatch = find_group_mismatch(where)) {
     CollectiveMismatchError error(mismatch->message + "\nWhere every device of the launch on " +
-                                  mesh_.mesh().to_string() + " waits:" +
+                                  mesh + " waits:" +
                                   summarize_devices(where));
     error.set_device(mismatch->first_device);
     fail(/*device_id=*/-1, std::make_exception_ptr(std::move(error)));
@@ -219,7 +222,7 @@ void Launch::check_deadlock() {
   }
   fail(/*device_id=*/-1,
        std::make_exception_ptr(DeadlockError(
-           "deadlock: every device of the launch on " + mesh_.mesh().to_string() +
+           "deadlock: every device of the launch on " + mesh +
            " is blocked inside meshsim and none can proceed:" + summarize_devices(where))));
 }
 
@@ -260,6 +263,8 @@ std::vector<DeviceSnapshot> Launch::snapshot() const {
     const DeviceState& d = *devices_[i];
     DeviceSnapshot& s = out[i];
     s.id = d.id;
+    s.core = d.core;
+    s.agent = d.agent;
     if (finished_[i].load()) {
       s.state = DeviceSnapshot::State::kFinished;
       continue;

@@ -36,6 +36,7 @@ GroupName parse_label(const std::string& label) {
 
 struct State {
   std::vector<int> ids;
+  int core = 0;
   std::string head;  // what, up to the group
   std::string tail;  // after the group
   bool has_group = false;
@@ -112,8 +113,9 @@ std::string summarize_devices(std::span<const DeviceSnapshot> devices) {
         }
         break;
     }
+    s.core = d.core;
     const std::string key = s.head + '\n' + s.group.set + '\n' + std::to_string(s.group.count) +
-                            '\n' + s.tail;
+                            '\n' + s.tail + '\n' + std::to_string(d.core);
     const int group_index = s.group.index;
     auto [it, inserted] = index_of.emplace(key, states.size());
     if (inserted) {
@@ -127,7 +129,9 @@ std::string summarize_devices(std::span<const DeviceSnapshot> devices) {
   }
   std::string out;
   for (size_t i = 0; i < states.size() && i < kMaxStates; ++i) {
-    out += "\n  " + who(states[i].ids) + ": " + describe(states[i]);
+    out += "\n  " + who(states[i].ids);
+    if (states[i].core > 0) out += " core " + std::to_string(states[i].core);
+    out += ": " + describe(states[i]);
   }
   if (states.size() > kMaxStates) {
     size_t rest = 0;
@@ -142,14 +146,14 @@ std::optional<GroupMismatch> find_group_mismatch(std::span<const DeviceSnapshot>
   const auto meeting = [](const DeviceSnapshot& d) {
     return d.blocked_in_group_meeting && d.op != nullptr && d.group != nullptr;
   };
-  std::unordered_map<int, const DeviceSnapshot*> by_id;
-  for (const DeviceSnapshot& d : devices) by_id.emplace(d.id, &d);
+  std::unordered_map<int, const DeviceSnapshot*> by_agent;
+  for (const DeviceSnapshot& d : devices) by_agent.emplace(d.agent, &d);
   std::unordered_set<const Rendezvous*> checked;
   for (const DeviceSnapshot& d : devices) {
     if (!meeting(d) || !checked.insert(d.group).second) continue;
     for (int member : d.group->device_ids()) {
-      const auto it = by_id.find(member);
-      if (it == by_id.end()) continue;
+      const auto it = by_agent.find(member);
+      if (it == by_agent.end()) continue;
       const DeviceSnapshot& other = *it->second;
       if (!meeting(other) || other.group == d.group || std::strcmp(other.op, d.op) != 0) continue;
       const auto side = [&](const Rendezvous* group) {
@@ -157,9 +161,14 @@ std::optional<GroupMismatch> find_group_mismatch(std::span<const DeviceSnapshot>
         for (const DeviceSnapshot& s : devices) {
           if (meeting(s) && s.group == group && std::strcmp(s.op, d.op) == 0) ids.push_back(s.id);
         }
+        std::vector<int> members;  // as users name them
+        for (int agent : group->device_ids()) {
+          const auto found = by_agent.find(agent);
+          members.push_back(found != by_agent.end() ? found->second->id : agent);
+        }
         return std::pair{ids.front(), who(ids) + (ids.size() == 1 ? " calls " : " call ") + d.op +
                                           " on " + group->label() + " [devices " +
-                                          compress_ids(group->device_ids()) + "]"};
+                                          compress_ids(members) + "]"};
       };
       const auto [first, mine] = side(d.group);
       return GroupMismatch{first, "collective mismatch: " + mine + " but " +

@@ -20,7 +20,9 @@ struct DeviceSnapshot {
   // kNotStarted: its body has not begun (in fiber mode, its worker thread is
   // still busy with another device's code).
   enum class State { kNotStarted, kFinished, kOwnCode, kWaiting };
-  int id = 0;
+  int id = 0;     // the device, as users name it
+  int core = 0;   // DeviceState::core: an mpmd_map function's index on its device
+  int agent = 0;  // DeviceState::agent: what the launch's groups hold
   State state = State::kOwnCode;
   const char* op = nullptr;              // the collective it is in, if any
   const Rendezvous* group = nullptr;     // that collective's group, if any

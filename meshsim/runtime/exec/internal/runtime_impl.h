@@ -40,6 +40,9 @@ class RuntimeImpl {
   RuntimeImpl(const RuntimeImpl&) = delete;
   RuntimeImpl& operator=(const RuntimeImpl&) = delete;
 
+  // The most functions an mpmd_map runs on one device (its cores).
+  static constexpr int kMaxCores = 8;
+
   int num_devices() const { return max_devices_; }
   int started_devices() const { return num_started_.load(std::memory_order_relaxed); }
   ExecutionMode execution() const { return execution_; }
@@ -47,6 +50,13 @@ class RuntimeImpl {
   FiberStackStats fiber_stack_stats() const;
   void launch(const Mesh& mesh, const std::function<void(DeviceContext&)>& body,
               const LaunchOptions& options);
+  // A launch whose mesh holds agent ids (DeviceState::agent: core c of
+  // device d is d + c * num_devices(), c < kMaxCores), for mpmd_map's
+  // functions that share a device. The caller checks the ids; a launch that
+  // holds a core c > 0 of a device also holds its core 0, which is what
+  // other launches claim.
+  void launch_agents(const Mesh& mesh, const std::function<void(DeviceContext&)>& body,
+                     const LaunchOptions& options);
   spdlog::logger& logger() { return *logger_; }
   size_t interned_mesh_count();
   Fabric& fabric() { return fabric_; }
@@ -56,6 +66,9 @@ class RuntimeImpl {
   // `mesh` is below num_devices() (launch() checks its mesh; mpmd_map each
   // program's, to name the program).
   void check_device_ids(const Mesh& mesh) const;
+  // `mesh` as messages name it: Mesh::to_string, but a launch_agents mesh
+  // names a device's further cores "3 core 1" instead of their agent ids.
+  std::string describe(const Mesh& mesh) const;
   // Expires when the Runtime is destroyed: what outlives it by mistake (a
   // plan) can tell, instead of calling into freed memory.
   std::weak_ptr<const void> lifetime() const { return lifetime_; }
@@ -86,6 +99,13 @@ class RuntimeImpl {
   void stop_devices();
   // Device `id`, its thread started if it was not yet (thread-safe).
   DeviceState& device(int id);
+  // The agent `agent` (DeviceState::agent) likewise.
+  DeviceState& agent(int agent);
+  // Makes and publishes in started_ the state of core `core` of device `id`
+  // (under grow_mu_), with its thread in thread mode.
+  DeviceState& start_agent(int id, int core);
+  void run(const Mesh& mesh, const std::function<void(DeviceContext&)>& body,
+           const LaunchOptions& options);
   // The device whose code calls (thread or fiber), if it is one of this runtime's.
   DeviceState* calling_device() const;
   // Throws RuntimeUsageError if `caller`'s launch, or one enclosing it, holds
@@ -109,7 +129,8 @@ class RuntimeImpl {
   // without a lock.
   std::unique_ptr<std::atomic<DeviceState*>[]> devices_;
   std::mutex grow_mu_;
-  std::vector<std::unique_ptr<DeviceState>> started_;  // guarded by grow_mu_
+  std::vector<std::unique_ptr<DeviceState>> started_;  // guarded by grow_mu_; every core
+  std::unordered_map<int, DeviceState*> cores_;        // guarded by grow_mu_; cores > 0 by agent
   std::atomic<int> num_started_{0};
 
   // Interned meshes, most recently launched first, and an index by mesh hash.

@@ -4,8 +4,12 @@
 //
 // The launch's mesh lists the programs' devices one program after another,
 // each in its own mesh's position order, so a device's logical id (its
-// launch position) is its program's offset plus its position there.
+// launch position) is its program's offset plus its position there. When
+// programs share a device, each runs on a core of its own (an agent of the
+// runtime), and the device's memory is the shard of its first program's
+// position.
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -24,9 +28,28 @@ struct KernelProgram {
 };
 
 struct KernelPrograms {
-  std::vector<KernelProgram> programs;
+  std::vector<KernelProgram> programs;  // by offset
   // Whether this is an mpmd_map (then messages name the program).
   bool mpmd = false;
+  // By launch position, the position whose shard it uses (the first
+  // program's on its device); empty when no two programs share a device.
+  std::vector<int> shard_owner;
+
+  int owner_of(int position) const {
+    return shard_owner.empty() ? position : shard_owner[static_cast<size_t>(position)];
+  }
+  // The program running at launch position `position`.
+  int program_at(int position) const {
+    const auto after = std::upper_bound(
+        programs.begin(), programs.end(), position,
+        [](int p, const KernelProgram& program) { return p < program.offset; });
+    return static_cast<int>(after - programs.begin()) - 1;
+  }
+  // The device, as users name it, at launch position `position`.
+  int device_at(int position) const {
+    const KernelProgram& program = programs[static_cast<size_t>(program_at(position))];
+    return program.mesh->device_at(position - program.offset);
+  }
 
   // "mpmd_map program 1" (empty for run_kernel's one program): what a
   // device's errors are prefixed with.

@@ -35,18 +35,23 @@ std::string KernelShard::cell_name(int index) const {
   return "the barrier semaphore";
 }
 
-KernelShard::KernelShard(const KernelSpec& spec, int devices, int position, KernelWords& words)
-    : regular(spec.semaphores()),
-      dma(spec.dma_semaphores()),
-      cells(words.take(static_cast<size_t>(spec.semaphores() + spec.dma_semaphores() + 1))),
-      inbox_posted(words.inbox_posted()) {
+KernelAgent::KernelAgent(const KernelSpec& spec, int positions, int position) {
   // Each device its own stream of the seed's draws.
   std::seed_seq seed{static_cast<uint32_t>(spec.copy_seed()),
                      static_cast<uint32_t>(spec.copy_seed() >> 32), static_cast<uint32_t>(position)};
   rng.seed(seed);
   if (spec.race_detection()) {
-    races = std::make_unique<ShardRaces>(RaceDetector::actors(devices), static_cast<int>(spec.buffers().size()),
-                                         regular + dma + 1);
+    clocks = std::make_unique<ActorClocks>(RaceDetector::actors(positions));
+  }
+}
+
+KernelShard::KernelShard(const KernelSpec& spec, KernelWords& words)
+    : regular(spec.semaphores()),
+      dma(spec.dma_semaphores()),
+      cells(words.take(static_cast<size_t>(spec.semaphores() + spec.dma_semaphores() + 1))),
+      inbox_posted(words.inbox_posted()) {
+  if (spec.race_detection()) {
+    races = std::make_unique<ShardRaces>(static_cast<int>(spec.buffers().size()), regular + dma + 1);
   }
   buffers.reserve(spec.buffers().size());
   data.reserve(spec.buffers().size());

@@ -27,7 +27,8 @@
 namespace meshsim {
 
 // A semaphore: `signalled` counts every increment (any device adds to it);
-// `consumed` what its owner took by waiting (only the owner writes it). The
+// `consumed` what its device took by waiting (by compare-and-swap: the
+// functions an mpmd_map runs on one device may wait on one semaphore). The
 // value is the difference (WaitNote::held).
 struct alignas(64) SemaphoreCell {
   WaitWord signalled;
@@ -37,11 +38,12 @@ struct alignas(64) SemaphoreCell {
 };
 
 // Where a signal came from, kept when the launch keeps virtual time or
-// traces: the device that sent it, its clock reading then, the bytes the
+// traces: the device (and core) that sent it, its clock reading then, the bytes the
 // network carries for it (a copy's size; 0 for a semaphore signal or a
 // send's completion) and its trace flow (0: none).
 struct SignalStamp {
-  int source = 0;  // device id
+  int source = 0;  // agent id (DeviceState::agent): what virtual time keys on
+  int device = 0;  // device id: the same for the functions of one device
   double departure = 0;
   int64_t bytes = 0;
   uint64_t flow = 0;
@@ -75,7 +77,7 @@ struct InFlightCopy {
   const std::byte* from = nullptr;
   std::byte* to = nullptr;
   size_t bytes = 0;
-  int issuer = 0;  // mesh positions
+  int issuer = 0;  // launch positions
   int target = 0;
   int send_cell = 0;
   bool signals_send = true;  // false for a local copy: it signals one semaphore
@@ -107,11 +109,12 @@ class KernelWords {
   WaitWord inbox_posted_;
 };
 
+// A device's memory in a kernel: shared by every function an mpmd_map runs
+// on the device (KernelPrograms::owner_of).
 struct KernelShard {
   // Zero-filled buffers and semaphores at 0 (from `words`), as `spec`
-  // declares them, for the device at mesh `position` of `devices`. The shape
-  // errors of Array::zeros for a buffer too large.
-  KernelShard(const KernelSpec& spec, int devices, int position, KernelWords& words);
+  // declares them. The shape errors of Array::zeros for a buffer too large.
+  KernelShard(const KernelSpec& spec, KernelWords& words);
 
   std::vector<Array> buffers;
   std::vector<std::byte*> data;  // each buffer's bytes (never shared: no copy-on-write)
@@ -126,10 +129,6 @@ struct KernelShard {
   // `index`, for messages.
   std::string cell_name(int index) const;
 
-  // Copies this device started and has not seen both phases of (its own
-  // thread only), and the generator of CopyMode::kRandom's choices.
-  std::vector<std::shared_ptr<InFlightCopy>> started;
-  std::mt19937_64 rng;
   // Copies to this device not yet written: any issuer adds, then advances
   // `inbox_posted`, on which a receiver waiting for a copy sleeps.
   std::mutex inbox_mu;
@@ -141,9 +140,23 @@ struct KernelShard {
   std::unique_ptr<ShardStamps> stamps;
 };
 
+// What one function on a device keeps for itself in a kernel (its own
+// thread only): the copies it started and has not seen both phases of, the
+// generator of CopyMode::kRandom's choices, and its race clocks.
+struct KernelAgent {
+  // For launch position `position` of `positions`.
+  KernelAgent(const KernelSpec& spec, int positions, int position);
+
+  std::vector<std::shared_ptr<InFlightCopy>> started;
+  std::mt19937_64 rng;
+  std::unique_ptr<ActorClocks> clocks;  // null unless race detection is on
+};
+
 struct KernelGroup {
   explicit KernelGroup(int devices) : shards(devices) {}
-  std::vector<KernelShard*> shards;  // by mesh position, filled at entry
+  // By launch position, filled at entry: functions that share a device
+  // share its shard.
+  std::vector<KernelShard*> shards;
   std::unique_ptr<RaceDetector> races;  // null when off
 };
 

@@ -11,13 +11,21 @@ void VectorClock::join(const VectorClock& other) {
   for (size_t i = 0; i < c_.size(); ++i) c_[i] = std::max(c_[i], other.c_[i]);
 }
 
-RaceDetector::RaceDetector(std::string kernel, std::vector<int> device_ids)
-    : kernel_(std::move(kernel)), device_ids_(std::move(device_ids)) {}
+RaceDetector::RaceDetector(std::string kernel, std::vector<int> device_ids,
+                           std::vector<int> programs)
+    : kernel_(std::move(kernel)), device_ids_(std::move(device_ids)), programs_(std::move(programs)) {}
 
 std::string RaceDetector::actor_name(int actor) const {
   const int n = static_cast<int>(device_ids_.size());
-  if (actor < n) return "device " + std::to_string(device_ids_[actor]);
-  return "a DMA started by device " + std::to_string(device_ids_[actor % n]);
+  const int position = actor % n;
+  std::string name = actor < n ? "device " : "a DMA started by device ";
+  name += std::to_string(device_ids_[position]);
+  if (!programs_.empty()) {
+    name += " (mpmd_map program ";
+    name += std::to_string(programs_[position]);
+    name += ')';
+  }
+  return name;
 }
 
 void RaceDetector::access(ShardRaces& races, int owner, int buffer, size_t begin, size_t end,

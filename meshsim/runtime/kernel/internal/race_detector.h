@@ -3,12 +3,13 @@
 // the accesses to every symmetric buffer, for KernelSpec::set_race_detection.
 // Internal to runtime/.
 //
-// Actors: each device (its code) and, per device, the two sides of the DMAs
-// it started: their reads of sources and their writes of destinations, so
-// that a copy's send signal (its source was read) does not order its write.
-// A device's clocks are touched only by that device's thread; a semaphore's
-// pending signals and a buffer's access history by anyone, under the lock of
-// the shard that owns them.
+// Actors: each device (its code; in an mpmd_map, each function on a device)
+// and, per device, the two sides of the DMAs it started: their reads of
+// sources and their writes of destinations, so that a copy's send signal
+// (its source was read) does not order its write. Actors are numbered by
+// launch position. A device's clocks are touched only by that device's
+// thread; a semaphore's pending signals and a buffer's access history by
+// anyone, under the lock of the shard that owns them.
 //   - an access by an actor ticks its own component, then is checked
 //     against the buffer's history: a conflicting access (overlapping bytes,
 //     one of them a write) whose epoch the actor's clock does not cover is a
@@ -41,11 +42,18 @@ class VectorClock {
   std::vector<uint32_t> c_;
 };
 
-// One device's part: its clocks, and the history of its buffers and the
-// signals pending on its semaphores.
+// One actor's clocks: its code's, and its DMAs' two sides (its thread only).
+struct ActorClocks {
+  explicit ActorClocks(int actors) : device(actors), reader(actors), writer(actors) {}
+  VectorClock device;  // the device's code
+  VectorClock reader;  // its DMAs' reads of their sources
+  VectorClock writer;  // its DMAs' writes of their destinations
+};
+
+// One device's memory: the history of its buffers and the signals pending
+// on its semaphores (shared by the functions an mpmd_map runs on it).
 struct ShardRaces {
-  ShardRaces(int actors, int buffers, int semaphores)
-      : device(actors), reader(actors), writer(actors), history(buffers), signals(semaphores) {}
+  ShardRaces(int buffers, int semaphores) : history(buffers), signals(semaphores) {}
 
   struct Access {
     int actor;
@@ -59,18 +67,17 @@ struct ShardRaces {
     VectorClock clock;
   };
 
-  VectorClock device;  // the device's code (its thread only)
-  VectorClock reader;  // its DMAs' reads of their sources (its thread only)
-  VectorClock writer;  // its DMAs' writes of their destinations (its thread only)
-  std::mutex mu;       // guards what follows
+  std::mutex mu;  // guards what follows
   std::vector<std::vector<Access>> history;  // by buffer
   std::vector<std::deque<Signal>> signals;   // by semaphore cell
 };
 
 class RaceDetector {
  public:
-  // `device_ids` by mesh position, for messages.
-  RaceDetector(std::string kernel, std::vector<int> device_ids);
+  // `device_ids` by launch position, for messages; `programs` likewise the
+  // mpmd_map program of each position, named beside its device when given
+  // (functions that share a device), or empty.
+  RaceDetector(std::string kernel, std::vector<int> device_ids, std::vector<int> programs = {});
 
   // How many actors a clock counts: each device and its DMAs' two sides.
   static int actors(int devices) { return 3 * devices; }
@@ -91,11 +98,12 @@ class RaceDetector {
   void take(ShardRaces& races, int cell, uint32_t units, VectorClock& clock) const;
 
  private:
-  // "device 3" or "a DMA started by device 3".
+  // "device 3" or "a DMA started by device 3" (with "(mpmd_map program 1)").
   std::string actor_name(int actor) const;
 
   std::string kernel_;
   std::vector<int> device_ids_;
+  std::vector<int> programs_;
 };
 
 }  // namespace meshsim

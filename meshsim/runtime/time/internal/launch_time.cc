@@ -12,11 +12,20 @@
 
 namespace meshsim {
 
-LaunchTime::LaunchTime(const VirtualTime& config, const Mesh& mesh, int device_limit)
+namespace {
+
+int past_largest_id(const Mesh& mesh) {
+  const std::vector<int>& ids = mesh.device_ids();
+  return ids.empty() ? 0 : *std::max_element(ids.begin(), ids.end()) + 1;
+}
+
+}  // namespace
+
+LaunchTime::LaunchTime(const VirtualTime& config, const Mesh& mesh, int devices)
     : network_(config.network),
       external_(config.external),
-      node_of_device_(device_limit, -1),
-      position_of_device_(device_limit, -1),
+      node_of_device_(past_largest_id(mesh), -1),
+      position_of_device_(past_largest_id(mesh), -1),
       device_(config.device) {
   const std::string where = "virtual time of the launch on " + mesh.to_string();
   if (network_ == nullptr && external_ == nullptr) {
@@ -32,7 +41,14 @@ LaunchTime::LaunchTime(const VirtualTime& config, const Mesh& mesh, int device_l
                                " topology nodes for " + std::to_string(size) + " mesh positions");
   }
   for (int position = 0; position < size; ++position) {
-    const int node = config.nodes.empty() ? position : config.nodes[position];
+    const int id = mesh.device_ids()[position];
+    int node = config.nodes.empty() ? position : config.nodes[position];
+    // By default a device's further cores sit where its core 0 does (whose
+    // program, and so position, comes first; checked below).
+    if (config.nodes.empty() && id >= devices && id % devices < static_cast<int>(node_of_device_.size()) &&
+        node_of_device_[id % devices] >= 0) {
+      node = node_of_device_[id % devices];
+    }
     if (network_ != nullptr) {
       try {
         network_->check(Transfer{node, node, 0, 0.0});
@@ -45,11 +61,29 @@ LaunchTime::LaunchTime(const VirtualTime& config, const Mesh& mesh, int device_l
                                  " is placed on node " + std::to_string(node) +
                                  ", which is negative");
     }
-    const int id = mesh.device_ids()[position];
     node_of_device_[id] = node;
     position_of_device_[id] = position;
     node_of_position_.push_back(node);
-    device_of_position_.push_back(id);
+    device_of_position_.push_back(id % devices);
+  }
+  // The cores of one device (agents id + c * devices) share its memory and
+  // its place in the network.
+  for (int position = 0; position < size; ++position) {
+    const int id = mesh.device_ids()[position];
+    if (id < devices) continue;
+    const int core0 = id % devices;
+    if (core0 >= static_cast<int>(node_of_device_.size()) || position_of_device_[core0] < 0) {
+      throw InvalidArgumentError(where + ": mesh position " + std::to_string(position) +
+                                 " is a core of device " + std::to_string(core0) +
+                                 ", whose first core is not in the launch");
+    }
+    if (node_of_device_[core0] != node_of_position_[position]) {
+      throw InvalidArgumentError(
+          where + ": mesh positions " + std::to_string(position_of_device_[core0]) + " and " +
+          std::to_string(position) + " run on device " + std::to_string(core0) +
+          " but are placed on nodes " + std::to_string(node_of_device_[core0]) + " and " +
+          std::to_string(node_of_position_[position]) + "; a device's functions share one node");
+    }
   }
   if (external_ != nullptr || network_->needs_canonical_order()) {
     // A device's first step is its start: a share of one would allow no move.
@@ -117,6 +151,20 @@ void DeviceClock::join_after(int device, double reading, double seconds) {
   }
   const double later = reading + seconds;
   if (!std::isfinite(later)) throw_non_finite_clock(device, reading, seconds);
+  join(later);
+}
+
+void DeviceClock::receive_local(int device, int source, double departure, double seconds) {
+  if (log != nullptr) {
+    // Its arrival at the departure (a receive based on step 0, time 0: the
+    // network model routes a node to itself at no cost), then the copy.
+    int32_t landed = log->receive(0, time->position_of(source), static_cast<int32_t>(departure), 0);
+    if (seconds > 0) landed = log->advance(landed, seconds);
+    join(landed);
+    return;
+  }
+  const double later = departure + seconds;
+  if (!std::isfinite(later)) throw_non_finite_clock(device, departure, seconds);
   join(later);
 }
 

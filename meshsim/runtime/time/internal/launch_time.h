@@ -25,11 +25,14 @@ class DeferredClocks;
 
 class LaunchTime {
  public:
-  // Checks `config` against `mesh` (whose device ids are below
-  // `device_limit`): InvalidArgumentError for no network model and no
+  // Checks `config` against `mesh`, whose ids are agent ids of a runtime of
+  // `devices` devices (DeviceState::agent: core c of device d is
+  // d + c * devices): InvalidArgumentError for no network model and no
   // external clock or both, a node list whose length is not the mesh's
-  // size, or a node the model does not have (naming the position and node).
-  LaunchTime(const VirtualTime& config, const Mesh& mesh, int device_limit);
+  // size, a node the model does not have (naming the position and node),
+  // or two cores of one device on different nodes. Device ids below,
+  // unless said otherwise, are the mesh's (agent) ids.
+  LaunchTime(const VirtualTime& config, const Mesh& mesh, int devices);
   ~LaunchTime();
 
   // Whether transfers are priced after the launch (a model that needs
@@ -103,6 +106,11 @@ struct DeviceClock {
       join(time->arrival(source, destination, bytes, departure));
     }
   }
+  // Receives what another core of this device (agent `source`) sent at
+  // reading `departure` of its clock, landing `seconds` later (a copy within
+  // the device's memory; no network): the clock moves there if that is
+  // later. InvalidArgumentError naming `device` as advance().
+  void receive_local(int device, int source, double departure, double seconds);
   // Moves the clock to `other` (a reading of this clock) if it is later.
   void join(double other) {
     if (log != nullptr) {

@@ -6,17 +6,18 @@
 namespace meshsim {
 
 void DeviceTrace::begin_launch(bool on, size_t capacity, Clock::time_point origin, int device,
-                               int position) {
+                               int core, int agent, int position) {
   on_ = on;
   // open() returns an int index.
   capacity_ = std::min<size_t>(capacity, std::numeric_limits<int>::max());
   origin_ = origin;
   device_ = device;
+  core_ = core;
   position_ = position;
   depth_ = 0;
-  // Device ids are below 2^31, so the id + 1 above 32 bits of count is
+  // Agent ids are below 2^31, so the id + 1 above 32 bits of count is
   // non-zero and unique (a device would need 2^32 transfers in one launch to wrap).
-  flow_base_ = static_cast<uint64_t>(device + 1) << 32;
+  flow_base_ = static_cast<uint64_t>(agent + 1) << 32;
   flows_ = 0;
   size_ = 0;
   dropped_ = 0;
@@ -80,6 +81,7 @@ size_t DeviceTrace::export_events(std::vector<TraceEvent>& out) const {
     TraceEvent& e = out.emplace_back();
     e.kind = r.kind;
     e.device = device_;
+    e.core = core_;
     e.position = position_;
     e.op = r.op;
     if (r.kind == TraceKind::kWait) e.op += "_done";

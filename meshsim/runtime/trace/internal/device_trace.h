@@ -61,7 +61,10 @@ class DeviceTrace {
   // At the start of the device's part of a launch: `on` says whether the
   // launch traces; `origin` is the launch's wall-time zero. `capacity` above
   // INT_MAX is INT_MAX. An untraced launch frees the blocks.
-  void begin_launch(bool on, size_t capacity, Clock::time_point origin, int device, int position);
+  // `agent` is the DeviceState's agent id (unique among the launch's
+  // devices and cores), which keeps flow ids apart.
+  void begin_launch(bool on, size_t capacity, Clock::time_point origin, int device, int core,
+                    int agent, int position);
   // Appends the events recorded to `out` as TraceEvents; returns how many
   // were dropped. While the names they point to are alive (the launch).
   size_t export_events(std::vector<TraceEvent>& out) const;
@@ -78,7 +81,7 @@ class DeviceTrace {
   // (annotated compute, a wait for an async result).
   void instant(TraceKind kind, const char* op, double virtual_start, double virtual_end);
 
-  // A fresh flow id, non-zero and unique in the launch (the device id in the
+  // A fresh flow id, non-zero and unique in the launch (the agent id in the
   // high bits).
   uint64_t new_flow() { return flow_base_ | (++flows_ & 0xffff'ffffu); }
 
@@ -100,6 +103,7 @@ class DeviceTrace {
   size_t capacity_ = 0;
   Clock::time_point origin_{};
   int device_ = 0;
+  int core_ = 0;
   int position_ = 0;
   int depth_ = 0;
   uint64_t flow_base_ = 0;
