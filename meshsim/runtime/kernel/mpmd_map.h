@@ -23,14 +23,31 @@
 // DeadlockError; the Runtime's launch timeout covers it; a semaphore left
 // non-zero at exit is a SemaphoreError of the program whose device holds it.
 //
+// Several functions on one device: a device in the meshes of several
+// programs (the core types of one chip, as the seed uses it) runs each
+// program's function on a core of its own, core 0 for the first such
+// program, core 1 for the next, up to 8. Each has its launch position
+// (logical id), its own waits, clock and trace track (TraceEvent::core;
+// reports say "device 3 core 1"), and all share the device's memory: its
+// buffers and semaphores are one, so what one function writes or signals
+// on its device the others read or wait for, a copy or signal to the
+// position of another function on the same device lands in that same
+// memory, and two functions may wait on one semaphore (each wait takes its
+// own units). Race detection tells the functions apart ("device 3
+// (mpmd_map program 1)"). In virtual time they share the device's
+// topology node (by default; VirtualTime::nodes placing them apart is an
+// InvalidArgumentError), a copy between them moves at
+// DeviceSpec::memory_bandwidth and a signal between them is free.
+// KernelContext::device().device_id() is the device; device().mesh() is
+// the launch's mesh, whose further cores are runtime-internal ids.
+//
 // Checked before any device runs: at least one program; a body in each
 // (InvalidArgumentError naming the program); every mesh's devices within the
 // runtime (RuntimeUsageError); an axis name two meshes share has one size
-// in both, and no device is in two meshes (MeshError naming the axis or the
-// device and both programs). Several functions on one device (the core
-// types of one chip sharing its memory) are not supported yet. Virtual time
-// and traces as in run_kernel, by launch position (the logical id): that is
-// how VirtualTime::nodes places the devices on a topology and how
+// in both, and no device in more than 8 meshes (MeshError naming the axis
+// or the device and its programs). Virtual time and traces as in
+// run_kernel, by launch position (the logical id): that is how
+// VirtualTime::nodes places the devices on a topology and how
 // LaunchRecord::end_times and events are ordered.
 //
 // Thread safety and nesting: as Runtime::launch (exec/runtime.h); the
