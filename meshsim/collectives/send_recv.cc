@@ -19,10 +19,10 @@ Token psend(DeviceContext& ctx, const Array& x, AxisNames axes,
   // A copy: the message must not share storage with x, which the sender may
   // still write through a span it took before (copy-on-write cannot see that).
   if (destination >= 0) {
-    const std::span<const int> ids = group.rendezvous->device_ids();
+    const std::span<const int> ids = group.rendezvous->agent_ids();
     group.messages_sent->store(true, std::memory_order_relaxed);
     if (RawTraceEvent* e = scope.event()) {
-      e->to = ids[destination];
+      e->to = group.rendezvous->device_ids()[destination];
       e->bytes = static_cast<int64_t>(x.nbytes());
     }
     const std::optional<LinkStamp> stamp = DeviceHooks::stamp(ctx, scope.event());
@@ -39,7 +39,7 @@ Array precv(DeviceContext& ctx, Token /*after*/, Shape shape, DType dtype, AxisN
   const int source =
       detail::perm_route(perm, group.rank, group.rendezvous->size(), "precv", axes).source;
   if (source < 0) return Array::zeros(std::move(shape), dtype);
-  const std::span<const int> ids = group.rendezvous->device_ids();
+  const std::span<const int> ids = group.rendezvous->agent_ids();
   Link& link = group.fabric->link(ids[source], ids[group.rank], Fabric::Lane::kMessages);
   link.next(DeviceHooks::waiter(ctx));
   Array message = link.take_message();
@@ -51,7 +51,7 @@ Array precv(DeviceContext& ctx, Token /*after*/, Shape shape, DType dtype, AxisN
                   stamp.departure);
   }
   if (RawTraceEvent* e = scope.event()) {
-    e->from = ids[source];
+    e->from = group.rendezvous->device_ids()[source];
     e->recv_bytes = static_cast<int64_t>(message.nbytes());
     e->flow_in = stamp.flow;
   }

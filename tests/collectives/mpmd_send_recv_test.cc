@@ -8,8 +8,10 @@
 #include <vector>
 
 #include "meshsim/collectives/send_recv.h"
+#include "meshsim/runtime/exec/errors.h"
 #include "meshsim/runtime/exec/runtime.h"
 #include "meshsim/runtime/kernel/mpmd_map.h"
+#include "support/expect_error.h"
 #include "support/line_mesh.h"
 
 namespace meshsim::mpmd_send_recv_test {
@@ -63,8 +65,32 @@ TEST(MpmdMapTest, FunctionsOnOneDeviceTalkByPsendAndPrecv) {
          }
          got[2] = sum;
        }}};
-  mpmd_map(rt, programs, KernelSpec());
+  LaunchRecord record;
+  mpmd_map(rt, programs, KernelSpec(), {.record = &record, .trace = true});
   EXPECT_EQ(got, (std::vector<float>{20, 10, 30}));
+  // The trace names devices, and the core of each event.
+  const auto sent = record.events_of(1, TraceKind::kTransfer, "psend");
+  const auto received = record.events_of(2, TraceKind::kTransfer, "precv");
+  ASSERT_EQ(sent.size(), 2u);
+  ASSERT_EQ(received.size(), 2u);
+  EXPECT_EQ(sent[0]->device, 0);
+  EXPECT_EQ(sent[0]->core, 1);
+  EXPECT_EQ(sent[0]->to, 0);  // core 0 of device 0
+  EXPECT_EQ(sent[1]->to, 1);
+  EXPECT_EQ(received[1]->from, 0);  // core 1 of device 0
+  EXPECT_EQ(received[1]->flow_in, sent[1]->flow_out);
+  // A message never received names the sending core.
+  EXPECT_ERROR(mpmd_map(rt,
+                        {{line_mesh("x", {0}), [](KernelContext&) {}},
+                         {line_mesh("x", {0}),
+                          [](KernelContext& k) {
+                            psend(k.device(), Array::full({1}, DType::kFloat32, 1.0),
+                                  std::string(kMpmdAxis), {{1, 0}});
+                          }}},
+                        KernelSpec()),
+               UnreceivedMessageError,
+               "launch on Mesh(mpmd=2; devices=[0, 0 core 1]) ended with messages sent by psend "
+               "and never received: 1 from device 0 core 1 to device 0");
 }
 
 }  // namespace

@@ -117,12 +117,12 @@ int64_t Communicator::tunable(std::string_view name) const {
 }
 
 Link& Communicator::link_to(int peer) {
-  const std::span<const int> ids = state_->group.rendezvous->device_ids();
+  const std::span<const int> ids = state_->group.rendezvous->agent_ids();
   return state_->group.fabric->link(ids[rank()], ids[peer], Fabric::Lane::kCollective);
 }
 
 Link& Communicator::link_from(int peer) {
-  const std::span<const int> ids = state_->group.rendezvous->device_ids();
+  const std::span<const int> ids = state_->group.rendezvous->agent_ids();
   return state_->group.fabric->link(ids[peer], ids[rank()], Fabric::Lane::kCollective);
 }
 
@@ -176,7 +176,8 @@ void Communicator::arrive(int peer, size_t bytes, double departure) {
   DeviceClock& clock = DeviceHooks::clock(*state_->ctx);
   if (!clock.on()) return;
   try {
-    clock.receive(device_id(peer), device_id(rank()), static_cast<int64_t>(bytes), departure);
+    const std::span<const int> agents = state_->group.rendezvous->agent_ids();
+    clock.receive(agents[peer], agents[rank()], static_cast<int64_t>(bytes), departure);
   } catch (...) {
     // A user's model threw: peers may still read this member's buffers.
     DeviceHooks::fail_and_settle(*state_->ctx, std::current_exception());

@@ -40,7 +40,7 @@ void price_meeting(DeviceContext& ctx, const Rendezvous& rendezvous, int rank,
                    BytesFrom bytes_from) {
   DeviceClock& clock = DeviceHooks::clock(ctx);
   if (!clock.on()) return;
-  const auto ids = rendezvous.device_ids();
+  const auto ids = rendezvous.agent_ids();
   try {
     for (int r = 0; r < rendezvous.size(); ++r) {
       if (r == rank) continue;

@@ -21,7 +21,7 @@ bool DeviceContext::usable() const {
 }
 
 void DeviceContext::throw_unusable(const std::string& what) const {
-  throw RuntimeUsageError(what + " of device " + std::to_string(device_.id) +
+  throw RuntimeUsageError(what + " of " + device_.name() +
                           " called outside that device's launch (from another thread, or after "
                           "the launch returned): a DeviceContext is valid only in the body it "
                           "was passed to, on its device's thread");
@@ -30,7 +30,7 @@ void DeviceContext::throw_unusable(const std::string& what) const {
 void DeviceContext::yield() const {
   check_usable("DeviceContext::yield");
   if (device_.waiter.cancel_if_aborted()) {
-    throw CancelledError("DeviceContext::yield of device " + std::to_string(device_.id) +
+    throw CancelledError("DeviceContext::yield of " + device_.name() +
                          ": the launch failed and was cancelled");
   }
   if (Fiber* fiber = Fiber::current()) {
@@ -108,6 +108,7 @@ void DeviceHooks::fail_and_settle(DeviceContext& ctx, std::exception_ptr error) 
 }
 
 RuntimeImpl& DeviceHooks::runtime(DeviceContext& ctx) { return ctx.device_.runtime; }
+const MeshState& DeviceHooks::mesh_state(DeviceContext& ctx) { return ctx.launch_->mesh(); }
 
 Waiter& DeviceHooks::waiter(DeviceContext& ctx) {
   ctx.check_usable("a wait");

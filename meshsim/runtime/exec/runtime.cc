@@ -200,7 +200,7 @@ RuntimeImpl::RuntimeImpl(RuntimeOptions options, int max_devices, int start_now)
       max_devices_(max_devices),
       logger_(make_runtime_logger()),
       // Links between agents: the cores of one device have their own.
-      fabric_(std::max(1, max_devices) * kMaxCores) {
+      fabric_(std::max(1, max_devices), kMaxCores) {
   check_fiber_options(options);
   if (!(options.warn_fraction > 0 && options.warn_fraction <= 1)) {
     throw InvalidArgumentError("RuntimeOptions::warn_fraction must be in (0, 1], got " +
@@ -471,7 +471,7 @@ void RuntimeImpl::run(const Mesh& mesh_arg, const std::function<void(DeviceConte
   if (options.record != nullptr) *options.record = LaunchRecord{};
   std::shared_ptr<LaunchTime> time;
   if (const auto& config = options.time ? options.time : options_.virtual_time) {
-    time = std::make_shared<LaunchTime>(*config, mesh_arg, num_devices());
+    time = std::make_shared<LaunchTime>(*config, mesh_arg, num_devices(), describe(mesh_arg));
   }
   // Before anything is acquired: a launch nested on a device its own launch
   // holds would wait forever.

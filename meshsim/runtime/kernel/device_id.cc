@@ -15,7 +15,10 @@ DeviceId DeviceId::mesh(std::vector<int> coords) {
 int DeviceId::position_in(const Mesh& mesh) const {
   if (!by_coords_) {
     if (logical_ < 0 || logical_ >= mesh.size()) {
-      throw DeviceIdError(to_string() + " is outside " + mesh.to_string() + " (logical ids are [0, " +
+      // By its shape: a logical id is a position, whatever devices hold them
+      // (an mpmd_map launch's mesh holds internal ids for a device's cores).
+      throw DeviceIdError(to_string() + " is outside Mesh(" + mesh.abstract_mesh().axes_to_string() +
+                          ") (logical ids are [0, " +
                           std::to_string(mesh.size()) + "))");
     }
     return logical_;

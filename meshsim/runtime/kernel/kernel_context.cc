@@ -142,9 +142,10 @@ int KernelContext::program_device_id() const {
 
 int KernelContext::axis_index(std::string_view axis) const {
   check_usable("KernelContext::axis_index");
-  const Mesh& mesh = *programs_->programs[program_].mesh;
-  const int axis_position = mesh.abstract_mesh().axis_position(axis);  // UnknownAxisError
-  return mesh.coords_of_device(DeviceHooks::device(*device_).id)[axis_position];
+  const KernelProgram& program = programs_->programs[program_];
+  const int axis_position = program.mesh->abstract_mesh().axis_position(axis);  // UnknownAxisError
+  // By position: a device with several functions is in the mesh once per core.
+  return program.mesh->abstract_mesh().coords(position_ - program.offset)[axis_position];
 }
 
 int KernelContext::logical_id(int program, const DeviceId& device) const {
@@ -214,7 +215,7 @@ void KernelContext::signal(int position, int index, uint32_t units, const Vector
   if (group_->races) group_->races->signal(*target.races, index, units, *clock);
   if (stamp != nullptr && target.stamps != nullptr) {
     std::lock_guard lock(target.stamps->mu);
-    target.stamps->pending[static_cast<size_t>(index)].push_back({units, *stamp, false});
+    target.stamps->pending[static_cast<size_t>(index)].push_back({units, *stamp, 0});
   }
   // Checked again after adding: signallers that passed the check above at
   // once may together pass the limit (one of them then fails).
@@ -245,28 +246,31 @@ void KernelContext::take(int index, uint32_t units, const char* op, const char* 
     }
     // Another function on this device may have taken units meanwhile: then
     // `consumed` is reloaded and the wait is checked again.
+    std::unique_lock order(shard_->take_mu, std::defer_lock);
+    if (!programs_->shard_owner.empty()) order.lock();
     if (c.consumed.compare_exchange_weak(consumed, consumed + units, std::memory_order_acq_rel,
                                          std::memory_order_acquire)) {
-      break;
+      took(index, units, trace.event());
+      return;
     }
   }
-  took(index, units, trace.event());
 }
 
 void KernelContext::took(int index, uint32_t units, RawTraceEvent* event) {
   if (group_->races) group_->races->take(*shard_->races, index, units, agent_->clocks->device);
   if (shard_->stamps == nullptr) return;
-  std::vector<SignalStamp> fresh;  // the signals no wait took part of before
+  const DeviceState& me = DeviceHooks::device(*device_);
+  const auto core_bit = static_cast<uint8_t>(1u << me.core);
+  std::vector<SignalStamp> fresh;  // the signals no wait of this function took part of before
   {
     std::lock_guard lock(shard_->stamps->mu);
     take_oldest(shard_->stamps->pending[static_cast<size_t>(index)], units,
                 [&](ShardStamps::Pending& signal) {
-                  if (!signal.taken_before) fresh.push_back(signal.stamp);
-                  signal.taken_before = true;
+                  if ((signal.priced_by & core_bit) == 0) fresh.push_back(signal.stamp);
+                  signal.priced_by |= core_bit;
                 });
   }
   DeviceClock& clock = DeviceHooks::clock(*device_);
-  const DeviceState& me = DeviceHooks::device(*device_);
   for (const SignalStamp& s : fresh) {
     if (clock.on()) {
       const double bandwidth = clock.time->device().memory_bandwidth;
@@ -497,9 +501,10 @@ void KernelContext::start(const AsyncCopy& copy) {
                   own.reader, "DMA read");
     own.writer.join(own.device);
     own.writer.tick(races->writer_actor(position_));
+    const int reader = races->reader_actor(position_);
     races->access(*group_->shards[f.target]->races, f.target, copy.dst_.buffer(),
                   copy.dst_.byte_offset(), copy.dst_.byte_offset() + f.bytes, true,
-                  races->writer_actor(position_), own.writer, "DMA write");
+                  races->writer_actor(position_), own.writer, "DMA write", {reader, own.reader[reader]});
     f.send_clock = own.reader;
     f.recv_clock = own.writer;
   }
@@ -557,7 +562,9 @@ void KernelContext::write_destination(InFlightCopy& f) {
   }
   // A receiver asleep until its copies arrive rechecks (this device's other
   // functions too: a copy to this device may be what one of them waits for).
-  if (wrote) group_->shards[f.target]->inbox_posted.advance();
+  if (wrote && (f.target != position_ || !programs_->shard_owner.empty())) {
+    group_->shards[f.target]->inbox_posted.advance();
+  }
 }
 
 // Whether `f` has been read / written (under its lock: another device may
@@ -667,9 +674,12 @@ void KernelContext::wait_for_arrivals(int index, size_t bytes, const char* what,
     }
     if (holds >= units) {
       // Another function on this device may have taken units meanwhile.
+      std::unique_lock order(shard_->take_mu, std::defer_lock);
+      if (!programs_->shard_owner.empty()) order.lock();
       if (c.consumed.compare_exchange_weak(consumed, consumed + units, std::memory_order_acq_rel,
                                            std::memory_order_acquire)) {
-        break;
+        took(index, units, trace.event());
+        return;
       }
       continue;
     }
@@ -678,7 +688,6 @@ void KernelContext::wait_for_arrivals(int index, size_t bytes, const char* what,
     DeviceHooks::waiter(*device_).wait_change(shard_->inbox_posted, seen);
     consumed = c.consumed.load(std::memory_order_acquire);
   }
-  took(index, units, trace.event());
 }
 
 void KernelContext::finish_reads() { read_started(-1); }

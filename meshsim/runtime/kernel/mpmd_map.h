@@ -28,18 +28,27 @@
 // program's function on a core of its own, core 0 for the first such
 // program, core 1 for the next, up to 8. Each has its launch position
 // (logical id), its own waits, clock and trace track (TraceEvent::core;
-// reports say "device 3 core 1"), and all share the device's memory: its
+// messages say "device 3 core 1"), and all share the device's memory: its
 // buffers and semaphores are one, so what one function writes or signals
 // on its device the others read or wait for, a copy or signal to the
 // position of another function on the same device lands in that same
 // memory, and two functions may wait on one semaphore (each wait takes its
 // own units). Race detection tells the functions apart ("device 3
-// (mpmd_map program 1)"). In virtual time they share the device's
-// topology node (by default; VirtualTime::nodes placing them apart is an
-// InvalidArgumentError), a copy between them moves at
-// DeviceSpec::memory_bandwidth and a signal between them is free.
-// KernelContext::device().device_id() is the device; device().mesh() is
-// the launch's mesh, whose further cores are runtime-internal ids.
+// (mpmd_map program 1)"); a copy onto the memory it reads from is no race
+// with itself. In virtual time they share the device's topology node
+// (VirtualTime::nodes placing them apart is an InvalidArgumentError; by
+// default the devices take nodes 0, 1, ... in the order of their first
+// launch position), a kernel copy between them moves at
+// DeviceSpec::memory_bandwidth and a signal between them is free (with
+// none in the ClockLog replay either); psend / precv and collectives among
+// them are priced by the network model as transfers from a node to itself
+// (free in the built-in models). When functions of one device wait on one
+// semaphore, which signal each takes depends on the host's scheduling, and
+// so may their times (as for signals racing for one semaphore,
+// virtual_time.h). KernelContext::device().device_id() is the device;
+// device().mesh() is the launch's mesh, whose further cores are
+// runtime-internal ids (TraceEvent, Communicator::device_id and messages
+// name devices).
 //
 // Checked before any device runs: at least one program; a body in each
 // (InvalidArgumentError naming the program); every mesh's devices within the

@@ -4,6 +4,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "meshsim/runtime/comm/internal/collective_call.h"
@@ -291,7 +292,17 @@ namespace detail {
 void run_kernel(DeviceContext& ctx, const KernelSpec& spec, void* body,
                 void (*call)(void* body, KernelContext& kernel)) {
   DeviceHooks::check_usable(ctx, "run_kernel");  // before ctx.mesh(), which needs a usable context
-  const KernelPrograms one{{KernelProgram{&ctx.mesh(), 0}}, false, {}};
+  KernelPrograms one{{KernelProgram{&ctx.mesh(), 0}}, false, {}};
+  // Inside an mpmd_map body on its launch mesh, whose further cores of a
+  // device share its memory here too.
+  const int devices = DeviceHooks::runtime(ctx).num_devices();
+  if (DeviceHooks::mesh_state(ctx).id_bound() > devices) {
+    one.agent_stride = devices;
+    std::unordered_map<int, int> first;  // device -> its first position
+    for (int p = 0; p < ctx.mesh().size(); ++p) {
+      one.shard_owner.push_back(first.try_emplace(ctx.mesh().device_at(p) % devices, p).first->second);
+    }
+  }
   KernelRun::run(ctx, spec, one, 0, [&](KernelContext& kernel) { call(body, kernel); });
 }
 

@@ -16,6 +16,7 @@
 #include "meshsim/runtime/exec/errors.h"
 #include "meshsim/runtime/exec/runtime.h"
 #include "meshsim/runtime/kernel/mpmd_map.h"
+#include "meshsim/runtime/kernel/run_kernel.h"
 #include "meshsim/runtime/time/congestion_aware_model.h"
 #include "meshsim/runtime/time/congestion_unaware_model.h"
 #include "meshsim/runtime/time/virtual_time.h"
@@ -63,6 +64,31 @@ TEST(MpmdCoresTest, FunctionsOnOneDeviceShareItsBuffersAndSemaphores) {
   int ran = 0;
   mpmd_map(rt, {{line_mesh("x", {0}), [&](KernelContext&) { ++ran; }}}, spec);
   EXPECT_EQ(ran, 1);
+}
+
+// A kernel launched inside the functions' bodies, on the launch's mesh,
+// sees the same memory layout: the two functions on device 0 share it.
+TEST(MpmdCoresTest, AKernelInsideTheBodiesSharesTheDevicesMemoryToo) {
+  Runtime rt(1);
+  KernelSpec outer("outer"), inner("inner");
+  const BufferRef buf = inner.buffer({2}, DType::kInt32);
+  const Semaphore ready = inner.semaphore();
+  std::vector<int> read(2, -1), index(2, -1);
+  auto body = [&](KernelContext& k) {
+    run_kernel(k.device(), inner, [&](KernelContext& in) {
+      index[in.device_id()] = in.axis_index(kMpmdAxis);
+      if (in.device_id() == 0) {
+        in.write<int32_t>(buf)[1] = 42;
+        in.semaphore_signal(ready, 1);
+      } else {
+        in.semaphore_wait(ready);
+        read[1] = in.read<int32_t>(buf)[1];
+      }
+    });
+  };
+  mpmd_map(rt, {{line_mesh("a", {0}), body}, {line_mesh("b", {0}), body}}, outer);
+  EXPECT_EQ(read[1], 42);
+  EXPECT_EQ(index, (std::vector<int>{0, 1}));
 }
 
 // A second core of each device copies the device's `src` into the other
@@ -155,7 +181,53 @@ TEST(MpmdCoresTest, TwoFunctionsTakeFromOneSemaphoreWithoutLosingUnits) {
   } catch (const DeadlockError& e) {
     const std::string what = e.what();
     EXPECT_NE(what.find("Mesh(mpmd=2; devices=[0, 0 core 1])"), std::string::npos) << what;
-    EXPECT_NE(what.find("device 0 core 1: waiting in semaphore_wait"), std::string::npos) << what;
+    EXPECT_NE(what.find("device 0 (core 1): waiting in semaphore_wait"), std::string::npos) << what;
+  }
+}
+
+// Two functions on device 0 each wait for one of two copies device 1 sends
+// to the same DMA semaphore, in every copy mode: each wait takes its own
+// bytes, and both copies land.
+TEST(MpmdCoresTest, TwoFunctionsWaitForCopiesOnOneDmaSemaphore) {
+  Runtime rt(2);
+  KernelSpec spec("two_receivers");
+  const BufferRef slots = spec.buffer({2, 16}, DType::kInt32);
+  const DmaSemaphore send = spec.dma_semaphore(), recv = spec.dma_semaphore();
+  std::vector<int32_t> landed(2, -1);
+  auto receiver = [&](KernelContext& k) {
+    const int slot = k.program();
+    k.make_async_remote_copy(slots.at(slot), slots.at(slot), send, recv, k.device_id()).wait_recv();
+    // What has landed by now: at least this wait's bytes (which copy they
+    // came from is the copy mode's choice), all of one copy.
+    landed[slot] = k.read<int32_t>(slots.at(0))[15] + k.read<int32_t>(slots.at(1))[15];
+  };
+  const std::vector<MpmdProgram> programs{
+      {line_mesh("a", {0}), receiver},
+      {line_mesh("b", {0}), receiver},
+      {line_mesh("sender", {1}), [&](KernelContext& k) {
+         for (int slot = 0; slot < 2; ++slot) {
+           for (int32_t& v : k.write<int32_t>(slots.at(slot))) v = 7 + slot;
+         }
+         std::vector<AsyncCopy> copies;
+         for (int slot = 0; slot < 2; ++slot) {
+           copies.push_back(k.make_async_remote_copy(slots.at(slot), slots.at(slot), send, recv,
+                                                     k.logical_id(slot, 0)));
+           copies.back().start();
+         }
+         for (AsyncCopy& copy : copies) copy.wait_send();
+       }}};
+  for (CopyMode mode : {CopyMode::kEager, CopyMode::kOnWait, CopyMode::kRandom}) {
+    for (uint64_t seed : {1, 2, 3, 4}) {
+      SCOPED_TRACE("copy mode " + std::to_string(static_cast<int>(mode)) + ", seed " +
+                   std::to_string(seed));
+      spec.set_copy_mode(mode, seed);
+      landed.assign(2, -1);
+      mpmd_map(rt, programs, spec);
+      // Each function saw one copy (7 or 8) or both (15) landed.
+      for (int32_t sum : landed) EXPECT_TRUE(sum == 7 || sum == 8 || sum == 15) << sum;
+      EXPECT_TRUE(landed[0] == 15 || landed[1] == 15 || landed[0] + landed[1] == 15)
+          << landed[0] << ", " << landed[1];
+    }
   }
 }
 
@@ -182,6 +254,28 @@ TEST(MpmdCoresTest, RaceDetectionSeesEachFunctionOfADevice) {
              }}},
            spec);
   EXPECT_EQ(seen, 1.0f);
+  // A copy to the other function of the device, of a buffer onto itself
+  // (one memory), is not a race of the copy with itself.
+  const DmaSemaphore send = spec.dma_semaphore(), recv = spec.dma_semaphore();
+  for (CopyMode mode : {CopyMode::kEager, CopyMode::kOnWait, CopyMode::kRandom}) {
+    spec.set_copy_mode(mode, 5);
+    seen = 0;
+    mpmd_map(rt,
+             {{line_mesh("w", {0}),
+               [&](KernelContext& k) {
+                 k.write<float>(buf)[3] = 2;
+                 AsyncCopy copy = k.make_async_remote_copy(buf, buf, send, recv, 1);
+                 copy.start();
+                 copy.wait_send();
+               }},
+              {line_mesh("r", {0}),
+               [&](KernelContext& k) {
+                 k.make_async_remote_copy(buf, buf, send, recv, k.device_id()).wait_recv();
+                 seen = k.read<float>(buf)[3];
+               }}},
+             spec);
+    EXPECT_EQ(seen, 2.0f) << "copy mode " << static_cast<int>(mode);
+  }
   EXPECT_ERROR(mpmd_map(rt,
                         {{line_mesh("w", {0}), writer},
                          {line_mesh("r", {0}),
@@ -326,6 +420,33 @@ TEST(MpmdCoresTest, CopiesBetweenCoresOfADeviceMoveAtItsMemoryBandwidth) {
   EXPECT_ERROR(mpmd_map(rt, programs, spec, {.time = split}), InvalidArgumentError,
                "mesh positions 0 and 2 run on device 0 but are placed on nodes 0 and 1; a device's "
                "functions share one node");
+}
+
+// Two functions take one unit each of one signal: both clocks move to its
+// arrival (each prices what it takes). Device 1 sits on node 1 by default
+// although device 0 has two positions before it.
+TEST(MpmdCoresTest, EachFunctionTakingPartOfASignalReceivesItsArrival) {
+  Runtime rt(2);
+  KernelSpec spec("split_signal");
+  const Semaphore credit = spec.semaphore();
+  auto taker = [&](KernelContext& k) { k.semaphore_wait(credit); };
+  const std::vector<MpmdProgram> programs{
+      {line_mesh("a", {0}), taker},
+      {line_mesh("b", {0, 1}), [&](KernelContext& k) {
+         if (k.program_device_id() == 0) {
+           taker(k);
+           return;
+         }
+         k.device().advance(10.0);
+         k.semaphore_signal(credit, 2, k.logical_id(0, 0));
+       }}};
+  for (bool congestion_aware : {false, true}) {
+    SCOPED_TRACE(congestion_aware ? "congestion-aware" : "congestion-unaware");
+    LaunchRecord record;
+    mpmd_map(rt, programs, spec,
+             {.time = fully_connected(2, congestion_aware, {}), .record = &record});
+    EXPECT_EQ(record.end_times, (std::vector<double>{10 + kAlpha, 10 + kAlpha, 10.0}));
+  }
 }
 
 // Traces: each function of a device records on a track of its own, and the

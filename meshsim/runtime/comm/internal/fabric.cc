@@ -25,13 +25,22 @@ T* install_once(std::atomic<void*>& slot, std::atomic<size_t>& created) {
 
 }  // namespace
 
-Fabric::Fabric(int max_devices) : max_devices_(max_devices) {
-  const uint64_t n = static_cast<uint64_t>(std::max(1, max_devices));
+Fabric::Fabric(int devices, int cores) : devices_(devices), max_devices_(devices * cores) {
+  const uint64_t n = static_cast<uint64_t>(std::max(1, max_devices_));
   const uint64_t max_key = (n * n - 1) * 2 + 1;
   levels_ = std::max(1, (static_cast<int>(std::bit_width(max_key)) + kBits - 1) / kBits);
 }
 
 Fabric::~Fabric() { destroy(&root_, levels_ - 1); }
+
+std::string Fabric::name(int agent) const {
+  std::string out = "device " + std::to_string(agent % std::max(1, devices_));
+  if (agent >= devices_) {
+    out += " core ";
+    out += std::to_string(agent / devices_);
+  }
+  return out;
+}
 
 void Fabric::destroy(Node* node, int level) {
   for (auto& slot : node->child) {
@@ -93,8 +102,7 @@ std::string Fabric::take_unreceived(const std::function<bool(int)>& involved) {
     if (lane != Lane::kMessages || !involved(source) || !involved(destination)) return;
     if (link.pending() == 0) return;
     if (!out.empty()) out += "; ";
-    out += std::to_string(link.pending()) + " from device " + std::to_string(source) +
-           " to device " + std::to_string(destination);
+    out += std::to_string(link.pending()) + " from " + name(source) + " to " + name(destination);
     link.reset();
   });
   return out;

@@ -42,8 +42,10 @@ GroupRef MeshState::group(AxisNames axes, const AxisIndexGroups& index_groups, i
       std::vector<int> ids;
       for (int p : members[g]) ids.push_back(mesh_.device_at(p));
       fresh.rendezvous.push_back(std::make_unique<Rendezvous>(
-          std::move(ids), "axes " + axes.to_string() + ", group " + std::to_string(g) + " of " +
-                              std::to_string(members.size())));
+          std::move(ids),
+          "axes " + axes.to_string() + ", group " + std::to_string(g) + " of " +
+              std::to_string(members.size()),
+          fabric_.devices()));
     }
     set = &sets_.emplace_back(std::move(fresh));
   }

@@ -55,6 +55,8 @@ class MeshState {
   // MeshStates created so far in the process (for tests).
   static uint64_t created_count();
   std::span<const int> coords(int position) const { return coords_[position]; }
+  // One past the largest id of the mesh.
+  int id_bound() const { return static_cast<int>(is_member_.size()); }
 
   // The group of mesh position `position` for `axes` / `index_groups`.
   // Validates both (AxisError, GroupError).

@@ -1,20 +1,26 @@
 #include "meshsim/runtime/comm/internal/rendezvous.h"
 
+#include <algorithm>
+
 #include "meshsim/runtime/exec/errors.h"
 
 namespace meshsim {
 
-Rendezvous::Rendezvous(std::vector<int> device_ids, std::string label)
-    : device_ids_(std::move(device_ids)),
+Rendezvous::Rendezvous(std::vector<int> agent_ids, std::string label, int devices)
+    : agent_ids_(std::move(agent_ids)),
       label_(std::move(label)),
-      slots_(new Slot[device_ids_.size()]) {
+      slots_(new Slot[agent_ids_.size()]) {
   if (size() <= Exchange::kMaxMembers) exchange_ = std::make_unique<Exchange>(size());
+  if (devices > 0 && std::ranges::any_of(agent_ids_, [&](int id) { return id >= devices; })) {
+    for (int id : agent_ids_) device_ids_.push_back(id % devices);
+  }
 }
 
 std::string Rendezvous::describe() const {
   std::string out = label_ + " [devices ";
-  for (size_t i = 0; i < device_ids_.size(); ++i) {
-    out += (i ? ", " : "") + std::to_string(device_ids_[i]);
+  const std::span<const int> ids = device_ids();
+  for (size_t i = 0; i < ids.size(); ++i) {
+    out += (i ? ", " : "") + std::to_string(ids[i]);
   }
   return out + "]";
 }
@@ -22,7 +28,7 @@ std::string Rendezvous::describe() const {
 template <class Leader>
 bool Rendezvous::arrive_impl(Waiter& waiter, Leader&& leader) {
   const uint32_t generation = released_.load();
-  if (arrived_.fetch_add(1, std::memory_order_acq_rel) + 1 == device_ids_.size()) {
+  if (arrived_.fetch_add(1, std::memory_order_acq_rel) + 1 == agent_ids_.size()) {
     arrived_.store(0, std::memory_order_relaxed);  // nobody arrives before the release below
     leader();
     released_.advance();
@@ -82,8 +88,8 @@ void Rendezvous::arrive(int rank, Waiter& waiter) {
 
 std::string Rendezvous::mismatch_message(const CollectiveCall& first, int rank,
                                          const CollectiveCall& other) const {
-  return "collective mismatch in " + describe() + ": device " + std::to_string(device_ids_[0]) +
-         " called " + first.describe() + " but device " + std::to_string(device_ids_[rank]) +
+  return "collective mismatch in " + describe() + ": device " + std::to_string(device_ids()[0]) +
+         " called " + first.describe() + " but device " + std::to_string(device_ids()[rank]) +
          " called " + other.describe();
 }
 

@@ -70,12 +70,21 @@ class Rendezvous {
     uint32_t clock_posts = 0;
   };
 
-  // `device_ids` in rank order; `label` says which group this is, for messages
-  // ("axes 'x', group 1 of 2").
-  Rendezvous(std::vector<int> device_ids, std::string label);
+  // `agent_ids` in rank order: the members' ids in the launch's mesh (the
+  // runtime's agents: links and clocks key on them); `devices` (when
+  // positive) the runtime's device count, which maps an agent to its device
+  // (mpmd_map's further cores of a device: Fabric). `label` says which
+  // group this is, for messages ("axes 'x', group 1 of 2").
+  Rendezvous(std::vector<int> agent_ids, std::string label, int devices = 0);
 
-  int size() const { return static_cast<int>(device_ids_.size()); }
-  std::span<const int> device_ids() const { return device_ids_; }
+  int size() const { return static_cast<int>(agent_ids_.size()); }
+  std::span<const int> agent_ids() const { return agent_ids_; }
+  // The members' devices, as users name them (messages, traces,
+  // Communicator::device_id): the agent ids unless a device has several
+  // cores in the launch.
+  std::span<const int> device_ids() const {
+    return device_ids_.empty() ? std::span<const int>(agent_ids_) : device_ids_;
+  }
   // "axes 'x', group 1 of 2 [devices 0, 2]"
   std::string describe() const;
   // "axes 'x', group 1 of 2": the group without its member list, for reports
@@ -136,7 +145,8 @@ class Rendezvous {
   std::string mismatch_message(const CollectiveCall& first, int rank,
                                const CollectiveCall& other) const;
 
-  std::vector<int> device_ids_;
+  std::vector<int> agent_ids_;
+  std::vector<int> device_ids_;  // empty when equal to agent_ids_
   std::string label_;
   std::unique_ptr<Slot[]> slots_;
   std::unique_ptr<Exchange> exchange_;  // leaderless groups only

@@ -37,6 +37,8 @@ struct DeviceHooks {
   // Appends to the device's collective records of this launch (bounded).
   static void record(DeviceContext& ctx, const CollectiveRecord& record);
   static DeviceState& device(DeviceContext& ctx) { return ctx.device_; }
+  // The runtime's copy of the launch's mesh. Unchecked: after check_usable.
+  static const MeshState& mesh_state(DeviceContext& ctx);
   // RuntimeUsageError naming `what` unless called from the device's own
   // launch body (DeviceContext).
   static void check_usable(DeviceContext& ctx, const char* what) { ctx.check_usable(what); }

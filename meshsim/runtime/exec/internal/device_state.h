@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <thread>
 #include <unordered_map>
 #include <vector>
@@ -39,6 +40,11 @@ struct alignas(64) DeviceState {
   // which key on mesh ids, tell the cores of one device apart. Equal to
   // `id` for core 0.
   const int agent;
+  // "device 3", or "device 3 core 1": how messages name it.
+  std::string name() const {
+    return core == 0 ? "device " + std::to_string(id)
+                     : "device " + std::to_string(id) + " core " + std::to_string(core);
+  }
   RuntimeImpl& runtime;
   std::thread thread;  // thread mode only
 

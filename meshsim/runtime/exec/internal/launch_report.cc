@@ -130,7 +130,7 @@ std::string summarize_devices(std::span<const DeviceSnapshot> devices) {
   std::string out;
   for (size_t i = 0; i < states.size() && i < kMaxStates; ++i) {
     out += "\n  " + who(states[i].ids);
-    if (states[i].core > 0) out += " core " + std::to_string(states[i].core);
+    if (states[i].core > 0) out += " (core " + std::to_string(states[i].core) + ")";
     out += ": " + describe(states[i]);
   }
   if (states.size() > kMaxStates) {
@@ -151,7 +151,7 @@ std::optional<GroupMismatch> find_group_mismatch(std::span<const DeviceSnapshot>
   std::unordered_set<const Rendezvous*> checked;
   for (const DeviceSnapshot& d : devices) {
     if (!meeting(d) || !checked.insert(d.group).second) continue;
-    for (int member : d.group->device_ids()) {
+    for (int member : d.group->agent_ids()) {
       const auto it = by_agent.find(member);
       if (it == by_agent.end()) continue;
       const DeviceSnapshot& other = *it->second;
@@ -161,14 +161,9 @@ std::optional<GroupMismatch> find_group_mismatch(std::span<const DeviceSnapshot>
         for (const DeviceSnapshot& s : devices) {
           if (meeting(s) && s.group == group && std::strcmp(s.op, d.op) == 0) ids.push_back(s.id);
         }
-        std::vector<int> members;  // as users name them
-        for (int agent : group->device_ids()) {
-          const auto found = by_agent.find(agent);
-          members.push_back(found != by_agent.end() ? found->second->id : agent);
-        }
         return std::pair{ids.front(), who(ids) + (ids.size() == 1 ? " calls " : " call ") + d.op +
                                           " on " + group->label() + " [devices " +
-                                          compress_ids(members) + "]"};
+                                          compress_ids(group->device_ids()) + "]"};
       };
       const auto [first, mine] = side(d.group);
       return GroupMismatch{first, "collective mismatch: " + mine + " but " +

@@ -34,6 +34,10 @@ struct KernelPrograms {
   // By launch position, the position whose shard it uses (the first
   // program's on its device); empty when no two programs share a device.
   std::vector<int> shard_owner;
+  // Non-zero when the programs' meshes hold agent ids (a kernel launched
+  // inside an mpmd_map body on its launch mesh): the runtime's device
+  // count, which maps an agent id to its device.
+  int agent_stride = 0;
 
   int owner_of(int position) const {
     return shard_owner.empty() ? position : shard_owner[static_cast<size_t>(position)];
@@ -48,7 +52,8 @@ struct KernelPrograms {
   // The device, as users name it, at launch position `position`.
   int device_at(int position) const {
     const KernelProgram& program = programs[static_cast<size_t>(program_at(position))];
-    return program.mesh->device_at(position - program.offset);
+    const int id = program.mesh->device_at(position - program.offset);
+    return agent_stride > 0 ? id % agent_stride : id;
   }
 
   // "mpmd_map program 1" (empty for run_kernel's one program): what a

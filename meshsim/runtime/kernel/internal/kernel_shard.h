@@ -57,7 +57,9 @@ struct ShardStamps {
   struct Pending {
     uint32_t units;
     SignalStamp stamp;
-    bool taken_before;  // a wait already took part of it (and priced it)
+    // Bit c: core c of the device already took part of it (and priced it);
+    // each function on the device prices a signal it takes from once.
+    uint8_t priced_by;
   };
   std::mutex mu;
   std::vector<std::deque<Pending>> pending;
@@ -138,6 +140,10 @@ struct KernelShard {
   std::unique_ptr<ShardRaces> races;
   // Null unless the launch keeps virtual time or traces.
   std::unique_ptr<ShardStamps> stamps;
+  // Held, when several functions share the device, from a wait's taking of
+  // units (consumed) to its taking of their stamps and race clocks, so
+  // those go to the waits in the order the units did.
+  std::mutex take_mu;
 };
 
 // What one function on a device keeps for itself in a kernel (its own

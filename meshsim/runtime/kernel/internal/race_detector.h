@@ -27,6 +27,7 @@
 #include <deque>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace meshsim {
@@ -89,9 +90,13 @@ class RaceDetector {
 
   // Checks and records an access by `actor` (whose clock is `clock`, already
   // ticked) to bytes [begin, end) of buffer `buffer` of the device at
-  // `owner` (whose part is `races`). DataRaceError on a conflict.
+  // `owner` (whose part is `races`). DataRaceError on a conflict, but for
+  // one with the access by `actor` `same.first` at epoch `same.second`: a
+  // DMA's write is not checked against its own read (a copy onto itself,
+  // or onto the memory it reads from, which a device's cores share).
   void access(ShardRaces& races, int owner, int buffer, size_t begin, size_t end, bool write,
-              int actor, const VectorClock& clock, const char* op) const;
+              int actor, const VectorClock& clock, const char* op,
+              std::pair<int, uint32_t> same = {-1, 0}) const;
   // A signal of `units` on semaphore cell `cell` of `races`, carrying `clock`.
   void signal(ShardRaces& races, int cell, uint32_t units, const VectorClock& clock) const;
   // A wait that took `units` from cell `cell`: joins their clocks into `clock`.

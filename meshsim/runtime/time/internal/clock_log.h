@@ -29,13 +29,15 @@ namespace meshsim {
 }
 
 struct ClockStep {
-  enum class Kind : uint8_t { kStart, kAdvance, kReceive, kJoin };
+  // kLocal: what another core of the device sent lands `seconds` after the
+  // sender's step, with no network (mpmd_map's functions on one device).
+  enum class Kind : uint8_t { kStart, kAdvance, kReceive, kJoin, kLocal };
   Kind kind = Kind::kStart;
   int32_t base = 0;    // the step the clock was at (an earlier index)
-  int32_t other = 0;   // kReceive: the sender's step it departed at; kJoin: the step joined
-  int32_t source = 0;  // kReceive: the sender's mesh position
+  int32_t other = 0;   // kReceive, kLocal: the sender's step it departed at; kJoin: the step joined
+  int32_t source = 0;  // kReceive, kLocal: the sender's mesh position
   int64_t bytes = 0;   // kReceive
-  double seconds = 0;  // kAdvance
+  double seconds = 0;  // kAdvance, kLocal
 };
 static_assert(sizeof(ClockStep) == 32, "a step is half a cache line");
 
@@ -56,6 +58,9 @@ class ClockLog {
   }
   int32_t receive(int32_t base, int source_position, int32_t source_step, int64_t bytes) {
     return add({ClockStep::Kind::kReceive, base, source_step, source_position, bytes, 0});
+  }
+  int32_t local(int32_t base, int source_position, int32_t source_step, double seconds) {
+    return add({ClockStep::Kind::kLocal, base, source_step, source_position, 0, seconds});
   }
   int32_t join(int32_t base, int32_t other) {
     return add({ClockStep::Kind::kJoin, base, other, 0, 0, 0});

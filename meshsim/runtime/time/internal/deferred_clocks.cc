@@ -62,6 +62,10 @@ void DeferredClocks::build() {
             on_use(global(p, step.base), g);
             on_feed(global(step.source, step.other), g, p);
             break;
+          case ClockStep::Kind::kLocal:
+            on_use(global(p, step.base), g);
+            on_use(global(step.source, step.other), g);
+            break;
         }
       }
     }
@@ -120,6 +124,13 @@ void DeferredClocks::evaluate(int64_t g) {
     case ClockStep::Kind::kReceive:
       t = std::max(time_[base], arrival_[g]);
       break;
+    case ClockStep::Kind::kLocal: {
+      const double sent = time_[global(step.source, step.other)];
+      const double landed = sent + step.seconds;
+      if (!std::isfinite(landed)) throw_non_finite_clock(devices_[position], sent, step.seconds);
+      t = std::max(time_[base], landed);
+      break;
+    }
   }
   time_[g] = t;
   ++evaluated_;

@@ -21,13 +21,14 @@ int past_largest_id(const Mesh& mesh) {
 
 }  // namespace
 
-LaunchTime::LaunchTime(const VirtualTime& config, const Mesh& mesh, int devices)
+LaunchTime::LaunchTime(const VirtualTime& config, const Mesh& mesh, int devices,
+                       const std::string& mesh_name)
     : network_(config.network),
       external_(config.external),
       node_of_device_(past_largest_id(mesh), -1),
       position_of_device_(past_largest_id(mesh), -1),
       device_(config.device) {
-  const std::string where = "virtual time of the launch on " + mesh.to_string();
+  const std::string where = "virtual time of the launch on " + mesh_name;
   if (network_ == nullptr && external_ == nullptr) {
     throw InvalidArgumentError(where + ": no network model and no external clock");
   }
@@ -40,13 +41,17 @@ LaunchTime::LaunchTime(const VirtualTime& config, const Mesh& mesh, int devices)
     throw InvalidArgumentError(where + ": " + std::to_string(config.nodes.size()) +
                                " topology nodes for " + std::to_string(size) + " mesh positions");
   }
+  int next_node = 0;  // by default, the devices in order of their first position
   for (int position = 0; position < size; ++position) {
     const int id = mesh.device_ids()[position];
-    int node = config.nodes.empty() ? position : config.nodes[position];
-    // By default a device's further cores sit where its core 0 does (whose
-    // program, and so position, comes first; checked below).
-    if (config.nodes.empty() && id >= devices && id % devices < static_cast<int>(node_of_device_.size()) &&
-        node_of_device_[id % devices] >= 0) {
+    int node = 0;
+    if (!config.nodes.empty()) {
+      node = config.nodes[position];
+    } else if (id < devices) {
+      node = next_node++;
+    } else if (node_of_device_[id % devices] >= 0) {
+      // A device's further core sits where its core 0 does (whose program,
+      // and so position, comes first; checked below).
       node = node_of_device_[id % devices];
     }
     if (network_ != nullptr) {
@@ -156,11 +161,7 @@ void DeviceClock::join_after(int device, double reading, double seconds) {
 
 void DeviceClock::receive_local(int device, int source, double departure, double seconds) {
   if (log != nullptr) {
-    // Its arrival at the departure (a receive based on step 0, time 0: the
-    // network model routes a node to itself at no cost), then the copy.
-    int32_t landed = log->receive(0, time->position_of(source), static_cast<int32_t>(departure), 0);
-    if (seconds > 0) landed = log->advance(landed, seconds);
-    join(landed);
+    now = log->local(reading(), time->position_of(source), static_cast<int32_t>(departure), seconds);
     return;
   }
   const double later = departure + seconds;

@@ -30,9 +30,10 @@ class LaunchTime {
   // d + c * devices): InvalidArgumentError for no network model and no
   // external clock or both, a node list whose length is not the mesh's
   // size, a node the model does not have (naming the position and node),
-  // or two cores of one device on different nodes. Device ids below,
-  // unless said otherwise, are the mesh's (agent) ids.
-  LaunchTime(const VirtualTime& config, const Mesh& mesh, int devices);
+  // or two cores of one device on different nodes; messages name the mesh
+  // `mesh_name`. Device ids below, unless said otherwise, are the mesh's
+  // (agent) ids.
+  LaunchTime(const VirtualTime& config, const Mesh& mesh, int devices, const std::string& mesh_name);
   ~LaunchTime();
 
   // Whether transfers are priced after the launch (a model that needs
