@@ -332,7 +332,7 @@ DeviceState& RuntimeImpl::agent(int agent) {
   std::lock_guard lock(grow_mu_);
   if (const auto it = cores_.find(agent); it != cores_.end()) return *it->second;
   cores_.reserve(cores_.size() + 1);  // nothing throws once the thread runs
-  DeviceState& core = start_agent(agent % max_devices_, agent / max_devices_);
+  DeviceState& core = start_agent(device_of(agent), core_of(agent));
   cores_.emplace(agent, &core);
   return core;
 }
@@ -342,7 +342,7 @@ DeviceState& RuntimeImpl::start_agent(int id, int core) {
   if (started_.size() == started_.capacity()) {
     started_.reserve(std::max<size_t>(16, 2 * started_.size()));
   }
-  auto state = std::make_unique<DeviceState>(id, core, id + core * max_devices_, *this);
+  auto state = std::make_unique<DeviceState>(id, core, agent_id(id, core), *this);
   if (fibers_ == nullptr) {
     try {
       state->thread = std::thread([this, d = state.get()] { device_main(*d); });
@@ -377,10 +377,10 @@ std::string RuntimeImpl::describe(const Mesh& mesh) const {
   std::string out = "Mesh(" + mesh.abstract_mesh().axes_to_string() + "; devices=[";
   for (size_t i = 0; i < ids.size(); ++i) {
     if (i > 0) out += ", ";
-    out += std::to_string(ids[i] % max_devices_);
-    if (ids[i] >= max_devices_) {
+    out += std::to_string(device_of(ids[i]));
+    if (core_of(ids[i]) > 0) {
       out += " core ";
-      out += std::to_string(ids[i] / max_devices_);
+      out += std::to_string(core_of(ids[i]));
     }
   }
   return out + "])";
@@ -394,7 +394,7 @@ void RuntimeImpl::check_not_nested_on_own_devices(const Mesh& mesh, const Device
   for (const Launch* holder = caller.launch; holder != nullptr; holder = holder->enclosing()) {
     std::vector<int> held;
     for (int agent : mesh.device_ids()) {
-      const int id = agent % max_devices_;
+      const int id = device_of(agent);
       const DeviceState* device = devices_[id].load(std::memory_order_acquire);
       if (device != nullptr && device->owner.load(std::memory_order_relaxed) == holder) {
         held.push_back(id);

@@ -92,7 +92,7 @@ void mpmd_map(Runtime& runtime, const std::vector<MpmdProgram>& programs, const 
       const int position = static_cast<int>(agents.size());
       auto [it, first] = cores.try_emplace(id, 0, position);
       shared = shared || !first;
-      agents.push_back(id + it->second.first * impl.num_devices());
+      agents.push_back(impl.agent_id(id, it->second.first));
       ++it->second.first;
       owner.push_back(it->second.second);
       program_of.push_back(static_cast<int>(p));

@@ -48,7 +48,8 @@
 // virtual_time.h). KernelContext::device().device_id() is the device;
 // device().mesh() is the launch's mesh, whose further cores are
 // runtime-internal ids (TraceEvent, Communicator::device_id and messages
-// name devices).
+// name devices). In thread mode each further core is a thread of the
+// runtime's, started on first use and kept, as device threads are.
 //
 // Checked before any device runs: at least one program; a body in each
 // (InvalidArgumentError naming the program); every mesh's devices within the

@@ -44,6 +44,10 @@ class RuntimeImpl {
   static constexpr int kMaxCores = 8;
 
   int num_devices() const { return max_devices_; }
+  // Agent ids (DeviceState::agent): core `core` of device `device`, and back.
+  int agent_id(int device, int core) const { return device + core * max_devices_; }
+  int device_of(int agent) const { return agent % max_devices_; }
+  int core_of(int agent) const { return agent / max_devices_; }
   int started_devices() const { return num_started_.load(std::memory_order_relaxed); }
   ExecutionMode execution() const { return execution_; }
   int fiber_workers() const;

@@ -7,8 +7,8 @@
 // and, per device, the two sides of the DMAs it started: their reads of
 // sources and their writes of destinations, so that a copy's send signal
 // (its source was read) does not order its write. Actors are numbered by
-// launch position. A device's clocks are touched only by that device's
-// thread; a semaphore's pending signals and a buffer's access history by
+// launch position. An actor's clocks are touched only by its device's (or
+// core's) thread; a semaphore's pending signals and a buffer's access history by
 // anyone, under the lock of the shard that owns them.
 //   - an access by an actor ticks its own component, then is checked
 //     against the buffer's history: a conflicting access (overlapping bytes,
