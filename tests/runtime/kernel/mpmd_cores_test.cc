@@ -185,31 +185,35 @@ TEST(MpmdCoresTest, TwoFunctionsTakeFromOneSemaphoreWithoutLosingUnits) {
   }
 }
 
-// Two functions on device 0 each wait for one of two copies device 1 sends
-// to the same DMA semaphore, in every copy mode: each wait takes its own
-// bytes, and both copies land.
+// Two functions on device 0 each wait for 64 bytes on one DMA semaphore,
+// to which device 1 sends two 64-byte copies, in every copy mode: each wait
+// takes its own bytes (which copy brought them is the copy mode's choice),
+// so once both waited both copies have landed. Race detection on: the
+// waits and the handshake order every access.
 TEST(MpmdCoresTest, TwoFunctionsWaitForCopiesOnOneDmaSemaphore) {
   Runtime rt(2);
   KernelSpec spec("two_receivers");
   const BufferRef slots = spec.buffer({2, 16}, DType::kInt32);
   const DmaSemaphore send = spec.dma_semaphore(), recv = spec.dma_semaphore();
-  std::vector<int32_t> landed(2, -1);
-  auto receiver = [&](KernelContext& k) {
-    const int slot = k.program();
-    k.make_async_remote_copy(slots.at(slot), slots.at(slot), send, recv, k.device_id()).wait_recv();
-    // What has landed by now: at least this wait's bytes (which copy they
-    // came from is the copy mode's choice), all of one copy.
-    landed[slot] = k.read<int32_t>(slots.at(0))[15] + k.read<int32_t>(slots.at(1))[15];
-  };
+  const Semaphore done = spec.semaphore();
+  spec.set_race_detection(true);
+  std::vector<int32_t> landed;
   const std::vector<MpmdProgram> programs{
-      {line_mesh("a", {0}), receiver},
-      {line_mesh("b", {0}), receiver},
+      {line_mesh("a", {0}),
+       [&](KernelContext& k) {
+         k.make_async_remote_copy(slots.at(0), slots.at(0), send, recv, k.device_id()).wait_recv();
+         k.semaphore_wait(done);
+         landed = {k.read<int32_t>(slots.at(0))[15], k.read<int32_t>(slots.at(1))[15]};
+       }},
+      {line_mesh("b", {0}),
+       [&](KernelContext& k) {
+         k.make_async_remote_copy(slots.at(1), slots.at(1), send, recv, k.device_id()).wait_recv();
+         k.semaphore_signal(done, 1);
+       }},
       {line_mesh("sender", {1}), [&](KernelContext& k) {
-         for (int slot = 0; slot < 2; ++slot) {
-           for (int32_t& v : k.write<int32_t>(slots.at(slot))) v = 7 + slot;
-         }
          std::vector<AsyncCopy> copies;
          for (int slot = 0; slot < 2; ++slot) {
+           for (int32_t& v : k.write<int32_t>(slots.at(slot))) v = 7 + slot;
            copies.push_back(k.make_async_remote_copy(slots.at(slot), slots.at(slot), send, recv,
                                                      k.logical_id(slot, 0)));
            copies.back().start();
@@ -221,12 +225,9 @@ TEST(MpmdCoresTest, TwoFunctionsWaitForCopiesOnOneDmaSemaphore) {
       SCOPED_TRACE("copy mode " + std::to_string(static_cast<int>(mode)) + ", seed " +
                    std::to_string(seed));
       spec.set_copy_mode(mode, seed);
-      landed.assign(2, -1);
+      landed.clear();
       mpmd_map(rt, programs, spec);
-      // Each function saw one copy (7 or 8) or both (15) landed.
-      for (int32_t sum : landed) EXPECT_TRUE(sum == 7 || sum == 8 || sum == 15) << sum;
-      EXPECT_TRUE(landed[0] == 15 || landed[1] == 15 || landed[0] + landed[1] == 15)
-          << landed[0] << ", " << landed[1];
+      EXPECT_EQ(landed, (std::vector<int32_t>{7, 8}));
     }
   }
 }
