@@ -27,21 +27,16 @@
 #include "meshsim/runtime/exec/runtime.h"
 #include "meshsim/runtime/time/congestion_unaware_model.h"
 #include "meshsim/runtime/trace/chrome_trace.h"
+#include "support/fully_connected_time.h"
 #include "support/expect_error.h"
 
 namespace meshsim::trace_test {
 namespace {
 
-constexpr double kAlpha = 0.25;         // seconds per message
-constexpr double kBandwidth = 1 << 10;  // bytes per second
-constexpr double kBeta = 1 / kBandwidth;
-
-std::shared_ptr<const VirtualTime> fully_connected(int p) {
-  auto time = std::make_shared<VirtualTime>();
-  time->network = std::make_shared<CongestionUnawareModel>(
-      Topology({{DimensionKind::fully_connected, p, kBandwidth, kAlpha}}));
-  return time;
-}
+using fully_connected_time::fully_connected;
+using fully_connected_time::kAlpha;
+using fully_connected_time::kBandwidth;
+using fully_connected_time::kBeta;
 
 LaunchRecord traced(Runtime& runtime, const Mesh& mesh,
                     const std::function<void(DeviceContext&)>& body,

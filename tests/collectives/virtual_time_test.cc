@@ -30,21 +30,15 @@
 #include "meshsim/runtime/time/callback_model.h"
 #include "meshsim/runtime/time/congestion_unaware_model.h"
 #include "support/expect_error.h"
+#include "support/fully_connected_time.h"
 
 namespace meshsim::virtual_time_test {
 namespace {
 
-constexpr double kAlpha = 0.25;          // seconds per message
-constexpr double kBandwidth = 1 << 10;   // bytes per second
-constexpr double kBeta = 1 / kBandwidth;
-
-std::shared_ptr<const VirtualTime> fully_connected(int p, DeviceSpec device = {}) {
-  auto time = std::make_shared<VirtualTime>();
-  time->network = std::make_shared<CongestionUnawareModel>(
-      Topology({{DimensionKind::fully_connected, p, kBandwidth, kAlpha}}));
-  time->device = device;
-  return time;
-}
+using fully_connected_time::fully_connected;
+using fully_connected_time::kAlpha;
+using fully_connected_time::kBandwidth;
+using fully_connected_time::kBeta;
 
 // Runs `body` on a one-axis mesh of p devices with virtual time on and
 // returns each device's final clock.
@@ -171,7 +165,7 @@ TEST(VirtualTime, ComputeOnTheRoofline) {
         ctx.compute(1 << 21, 1 << 10);  // compute bound: 2 s
         ctx.compute(1 << 10, 1 << 12);  // memory bound: 4 s
       },
-      fully_connected(2, spec));
+      fully_connected(2, false, spec));
   expect_all(times, 6.0, "roofline");
 }
 

@@ -244,16 +244,19 @@ void KernelContext::take(int index, uint32_t units, const char* op, const char* 
                                consumed, units);
       DeviceHooks::waiter(*device_).wait(c.signalled, enough);
     }
-    // Another function on this device may have taken units meanwhile: then
-    // `consumed` is reloaded and the wait is checked again.
-    std::unique_lock order(shard_->take_mu, std::defer_lock);
-    if (!programs_->shard_owner.empty()) order.lock();
-    if (c.consumed.compare_exchange_weak(consumed, consumed + units, std::memory_order_acq_rel,
-                                         std::memory_order_acquire)) {
-      took(index, units, trace.event());
-      return;
-    }
+    if (try_take(index, consumed, units, trace.event())) return;
   }
+}
+
+bool KernelContext::try_take(int index, uint32_t& consumed, uint32_t units, RawTraceEvent* event) {
+  std::unique_lock order(shard_->take_mu, std::defer_lock);
+  if (!programs_->shard_owner.empty()) order.lock();
+  if (!shard_->cells[index].consumed.compare_exchange_weak(
+          consumed, consumed + units, std::memory_order_acq_rel, std::memory_order_acquire)) {
+    return false;
+  }
+  took(index, units, event);
+  return true;
 }
 
 void KernelContext::took(int index, uint32_t units, RawTraceEvent* event) {
@@ -673,14 +676,7 @@ void KernelContext::wait_for_arrivals(int index, size_t bytes, const char* what,
       holds = WaitNote::held(c.signalled.load(), consumed);
     }
     if (holds >= units) {
-      // Another function on this device may have taken units meanwhile.
-      std::unique_lock order(shard_->take_mu, std::defer_lock);
-      if (!programs_->shard_owner.empty()) order.lock();
-      if (c.consumed.compare_exchange_weak(consumed, consumed + units, std::memory_order_acq_rel,
-                                           std::memory_order_acquire)) {
-        took(index, units, trace.event());
-        return;
-      }
+      if (try_take(index, consumed, units, trace.event())) return;
       continue;
     }
     SemaphoreWaitScope scope(DeviceHooks::device(*device_), what, shard_->inbox_posted,

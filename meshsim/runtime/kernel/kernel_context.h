@@ -207,6 +207,11 @@ class KernelContext {
   // Waits until this device's cell `cell` holds `units` and takes them
   // (another function on the device may take from the same cell).
   void take(int cell, uint32_t units, const char* op, const char* kind, int index);
+  // Takes `units` from cell `cell` if its consumed count is still
+  // `consumed`, then took(); else false with `consumed` reloaded (another
+  // function on this device took units meanwhile). With functions sharing
+  // the device, both under the shard's take_mu.
+  bool try_take(int cell, uint32_t& consumed, uint32_t units, RawTraceEvent* event);
   // After a wait took `units` from cell `cell`: joins the race detector's
   // clocks of their signals, and prices each signal a wait takes for the
   // first time (the device's clock joins its arrival), noting the sender

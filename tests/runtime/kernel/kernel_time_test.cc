@@ -24,26 +24,15 @@
 #include "meshsim/runtime/time/congestion_unaware_model.h"
 #include "meshsim/runtime/time/virtual_time.h"
 #include "meshsim/runtime/trace/chrome_trace.h"
+#include "support/fully_connected_time.h"
 
 namespace meshsim::kernel_time_test {
 namespace {
 
-constexpr double kAlpha = 0.25;         // seconds per message
-constexpr double kBandwidth = 1 << 10;  // bytes per second
-constexpr double kBeta = 1 / kBandwidth;
-
-std::shared_ptr<const VirtualTime> fully_connected(int p, bool congestion_aware = false,
-                                                   DeviceSpec device = {}) {
-  auto time = std::make_shared<VirtualTime>();
-  const Topology topology({{DimensionKind::fully_connected, p, kBandwidth, kAlpha}});
-  if (congestion_aware) {
-    time->network = std::make_shared<CongestionAwareModel>(topology);
-  } else {
-    time->network = std::make_shared<CongestionUnawareModel>(topology);
-  }
-  time->device = device;
-  return time;
-}
+using fully_connected_time::fully_connected;
+using fully_connected_time::kAlpha;
+using fully_connected_time::kBandwidth;
+using fully_connected_time::kBeta;
 
 // Runs `body` as a kernel declared by `spec` on p devices with virtual time
 // and returns each device's final clock.

@@ -22,6 +22,7 @@
 #include "meshsim/runtime/time/virtual_time.h"
 #include "meshsim/runtime/trace/chrome_trace.h"
 #include "support/expect_error.h"
+#include "support/fully_connected_time.h"
 #include "support/line_mesh.h"
 
 namespace meshsim::mpmd_cores_test {
@@ -353,20 +354,9 @@ TEST(MpmdCoresTest, EightFunctionsOnOneDevice) {
   EXPECT_EQ(all, (std::vector<int32_t>{1, 2, 3, 4, 5, 6, 7, 8}));
 }
 
-constexpr double kAlpha = 0.25;         // seconds per message
-constexpr double kBandwidth = 1 << 10;  // bytes per second
-
-std::shared_ptr<VirtualTime> fully_connected(int nodes, bool congestion_aware, DeviceSpec device) {
-  auto time = std::make_shared<VirtualTime>();
-  const Topology topology({{DimensionKind::fully_connected, nodes, kBandwidth, kAlpha}});
-  if (congestion_aware) {
-    time->network = std::make_shared<CongestionAwareModel>(topology);
-  } else {
-    time->network = std::make_shared<CongestionUnawareModel>(topology);
-  }
-  time->device = device;
-  return time;
-}
+using fully_connected_time::fully_connected;
+using fully_connected_time::kAlpha;
+using fully_connected_time::kBandwidth;
 
 // Virtual time: a copy from one core of device 0 to another crosses no
 // network and moves at the memory bandwidth; the acknowledging signal back
