@@ -200,7 +200,8 @@ RuntimeImpl::RuntimeImpl(RuntimeOptions options, int max_devices, int start_now)
       max_devices_(max_devices),
       logger_(make_runtime_logger()),
       // Links between agents: the cores of one device have their own.
-      fabric_(std::max(1, max_devices), kMaxCores) {
+      // Clamped: the limit is checked below, after the members are made.
+      fabric_(std::clamp(max_devices, 1, Mesh::kMaxDevices), kMaxCores) {
   check_fiber_options(options);
   if (!(options.warn_fraction > 0 && options.warn_fraction <= 1)) {
     throw InvalidArgumentError("RuntimeOptions::warn_fraction must be in (0, 1], got " +
