@@ -295,12 +295,13 @@ void run_kernel(DeviceContext& ctx, const KernelSpec& spec, void* body,
   KernelPrograms one{{KernelProgram{&ctx.mesh(), 0}}, false, {}};
   // Inside an mpmd_map body on its launch mesh, whose further cores of a
   // device share its memory here too.
-  const int devices = DeviceHooks::runtime(ctx).num_devices();
-  if (DeviceHooks::mesh_state(ctx).id_bound() > devices) {
-    one.agent_stride = devices;
+  const RuntimeImpl& runtime = DeviceHooks::runtime(ctx);
+  if (DeviceHooks::mesh_state(ctx).id_bound() > runtime.num_devices()) {
+    one.agent_stride = runtime.num_devices();
     std::unordered_map<int, int> first;  // device -> its first position
     for (int p = 0; p < ctx.mesh().size(); ++p) {
-      one.shard_owner.push_back(first.try_emplace(ctx.mesh().device_at(p) % devices, p).first->second);
+      const int device = runtime.device_of(ctx.mesh().device_at(p));
+      one.shard_owner.push_back(first.try_emplace(device, p).first->second);
     }
   }
   KernelRun::run(ctx, spec, one, 0, [&](KernelContext& kernel) { call(body, kernel); });

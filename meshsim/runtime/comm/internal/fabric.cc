@@ -33,13 +33,18 @@ Fabric::Fabric(int devices, int cores) : devices_(devices), max_devices_(devices
 
 Fabric::~Fabric() { destroy(&root_, levels_ - 1); }
 
-std::string Fabric::name(int agent) const {
-  std::string out = "device " + std::to_string(agent % std::max(1, devices_));
-  if (agent >= devices_) {
+std::string agent_name(int device, int core) {
+  std::string out = "device " + std::to_string(device);
+  if (core > 0) {
     out += " core ";
-    out += std::to_string(agent / devices_);
+    out += std::to_string(core);
   }
   return out;
+}
+
+std::string Fabric::name(int agent) const {
+  const int devices = std::max(1, devices_);
+  return agent_name(agent % devices, agent / devices);
 }
 
 void Fabric::destroy(Node* node, int level) {

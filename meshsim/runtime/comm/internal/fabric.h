@@ -25,6 +25,10 @@
 
 namespace meshsim {
 
+// "device 3", or "device 3 core 1" for a further core of an mpmd_map: how
+// messages name an agent.
+std::string agent_name(int device, int core);
+
 class Fabric {
  public:
   enum class Lane { kCollective = 0, kMessages = 1 };

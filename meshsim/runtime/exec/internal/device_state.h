@@ -41,10 +41,7 @@ struct alignas(64) DeviceState {
   // `id` for core 0.
   const int agent;
   // "device 3", or "device 3 core 1": how messages name it.
-  std::string name() const {
-    return core == 0 ? "device " + std::to_string(id)
-                     : "device " + std::to_string(id) + " core " + std::to_string(core);
-  }
+  std::string name() const { return agent_name(id, core); }
   RuntimeImpl& runtime;
   std::thread thread;  // thread mode only
 
