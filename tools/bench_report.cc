@@ -256,6 +256,24 @@ std::string text(const Json& value) {
   return value.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
+// A value on one line with a space after each ':' and ',' (as Python's
+// json.dumps writes it): scripts that grep a row for '"time_us": ' keep
+// working, as they did before the writer went through nlohmann.
+std::string spaced(const Json& value) {
+  if (!value.is_structured() || value.empty()) return text(value);
+  std::string out(1, value.is_object() ? '{' : '[');
+  for (auto it = value.begin(); it != value.end(); ++it) {
+    if (it != value.begin()) out += ", ";
+    if (value.is_object()) {
+      out += text(it.key());
+      out += ": ";
+    }
+    out += spaced(it.value());
+  }
+  out += value.is_object() ? '}' : ']';
+  return out;
+}
+
 class JsonWriter : public ReportWriter {
  public:
   explicit JsonWriter(std::ostream& out) : out_(out) {}
@@ -301,7 +319,7 @@ class JsonWriter : public ReportWriter {
     };
     out_ << "{\n";
     for (const auto& [key, value] : header.items()) {
-      out_ << "  " << text(key) << ": " << text(value) << ",\n";
+      out_ << "  " << text(key) << ": " << spaced(value) << ",\n";
     }
     out_ << "  \"rows\": [" << std::flush;
   }
@@ -321,7 +339,7 @@ class JsonWriter : public ReportWriter {
     out_ << (first_row_ ? "],\n" : "\n  ],\n")
          << "  \"wrong\": " << text(or_null(s.wrong)) << ",\n"
          << "  \"mean_busbw_gbps\": " << text(s.mean_busbw) << ",\n"
-         << "  \"per_algorithm\": " << text(per_algorithm) << "\n}\n"
+         << "  \"per_algorithm\": " << spaced(per_algorithm) << "\n}\n"
          << std::flush;
   }
 
@@ -343,7 +361,7 @@ class JsonWriter : public ReportWriter {
         {"modeled_us", or_null(r.modeled_us)},
         {"modeled_busbw_gbps", r.modeled_us ? Json(r.modeled_busbw) : Json(nullptr)},
     };
-    out_ << (first_row_ ? "\n    " : ",\n    ") << text(row) << std::flush;
+    out_ << (first_row_ ? "\n    " : ",\n    ") << spaced(row) << std::flush;
     first_row_ = false;
   }
 

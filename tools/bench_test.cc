@@ -659,6 +659,18 @@ TEST(RunBench, JsonHoldsHeaderAndOneRowPerSize) {
     EXPECT_EQ(row["modeled_us"], nullptr);
     size *= 2;
   }
+  // Each row is one line, spaced as Python's json.dumps writes it: scripts
+  // (peers/compare.sh) grep a row for '"time_us": <number>'.
+  std::istringstream lines(out.str());
+  int spaced_rows = 0;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find("\"size\": ") != std::string::npos &&
+        line.find("\"time_us\": ") != std::string::npos &&
+        line.find(", \"median_us\": ") != std::string::npos) {
+      ++spaced_rows;
+    }
+  }
+  EXPECT_EQ(spaced_rows, 3) << out.str();
 }
 
 // A quote, a backslash and a control character in a string come out

@@ -93,6 +93,32 @@ TEST(Trace, UntracedLaunchRecordsNoEvents) {
   EXPECT_TRUE(record.events.empty());
 }
 
+// Each device exports its own events as its part ends: a traced launch
+// after a longer one, or after an untraced one, holds its own events only.
+TEST(Trace, EachTracedLaunchRecordsItsOwnEvents) {
+  Runtime runtime(2);
+  const Mesh mesh = Mesh::make({{"x", 2}});
+  const auto psums = [&](int calls, bool trace, LaunchRecord& record) {
+    runtime.launch(
+        mesh,
+        [calls](DeviceContext& ctx) {
+          for (int i = 0; i < calls; ++i) psum(ctx, Array::full({4}, DType::kFloat32, 1), "x");
+        },
+        {.record = &record, .trace = trace});
+  };
+  LaunchRecord record;
+  psums(3, true, record);
+  EXPECT_EQ(record.events.size(), 6u);
+  psums(1, true, record);
+  EXPECT_EQ(record.events.size(), 2u);
+  psums(2, false, record);
+  EXPECT_TRUE(record.events.empty());
+  psums(2, true, record);
+  ASSERT_EQ(record.events.size(), 4u);
+  EXPECT_EQ(record.events_of(0, TraceKind::kCollective, "psum").size(), 2u);
+  EXPECT_EQ(record.events_of(1, TraceKind::kCollective, "psum").size(), 2u);
+}
+
 // Every flow leaves one transfer and enters one other, on the devices the
 // two events name; returns the number of flows.
 size_t expect_flows_pair_up(const LaunchRecord& record) {

@@ -502,7 +502,7 @@ void RuntimeImpl::run(const Mesh& mesh_arg, const std::function<void(DeviceConte
   const WaitPolicy policy =
       options_.wait_policy.value_or(WaitPolicy::for_threads(static_cast<int>(devices.size())));
   // Everything that allocates comes before the devices are claimed (but a
-  // trace's export); the claim is released however this function is left.
+  // trace's events); the claim is released however this function is left.
   const LaunchHandle launch(new Launch(mesh_state, std::move(devices),
                                        FunctionRef<void(DeviceContext&)>(body), policy,
                                        caller != nullptr ? caller->launch : nullptr, time.get(),
@@ -527,7 +527,7 @@ void RuntimeImpl::run(const Mesh& mesh_arg, const std::function<void(DeviceConte
     // export that runs out of memory does not hide the launch's own error.
     if (options.record != nullptr) {
       try {
-        launch->export_events(*options.record);
+        launch->take_events(*options.record);
       } catch (...) {
         options.record->events.clear();
         if (!launch->failed()) throw;

@@ -99,6 +99,13 @@ void Launch::run_device(int position) {
     fail(device.id, std::current_exception());
   }
   device.context.leave();
+  if (trace_.on) {
+    try {
+      device.trace.export_events();  // here, on the core that holds them
+    } catch (...) {
+      fail(device.id, std::current_exception());
+    }
+  }
   if (time_ != nullptr) end_times_[position] = device.clock.now;
   if (!device.waiter.cancelled() && !device.settled_early) settle();
   device.waiter.detach();
@@ -114,14 +121,12 @@ void Launch::run_device(int position) {
   release();
 }
 
-void Launch::export_events(LaunchRecord& record) const {
+void Launch::take_events(LaunchRecord& record) {
   if (!trace_.on) return;
   size_t total = 0;
-  for (const DeviceState* device : devices_) total += device->trace.size();
+  for (const DeviceState* device : devices_) total += device->trace.exported();
   record.events.reserve(total);
-  for (const DeviceState* device : devices_) {
-    record.events_dropped += device->trace.export_events(record.events);
-  }
+  for (DeviceState* device : devices_) record.events_dropped += device->trace.take_events(record.events);
 }
 
 void Launch::fail(int device_id, std::exception_ptr error) {

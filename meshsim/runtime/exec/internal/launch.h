@@ -83,10 +83,11 @@ class Launch final : public BlockTracker {
   // Each device's virtual clock reading when its body returned, by mesh
   // position (empty without virtual time). Once the launch is done.
   const std::vector<double>& end_times() const { return end_times_; }
-  // With tracing on: every device's events, by mesh position, into
-  // `record` (events, events_dropped), their virtual times as readings. Once
-  // the launch is done, while the caller still holds its devices.
-  void export_events(LaunchRecord& record) const;
+  // With tracing on: every device's events (each device exported its own
+  // as its part ended), by mesh position, into `record` (events,
+  // events_dropped), their virtual times as readings. Once the launch is
+  // done, while the caller still holds its devices.
+  void take_events(LaunchRecord& record);
   // Where every device is, summarized by state (launch_report.h).
   std::string progress_report(const std::string& headline) const;
 

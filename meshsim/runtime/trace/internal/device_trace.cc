@@ -1,6 +1,7 @@
 #include "meshsim/runtime/trace/internal/device_trace.h"
 
 #include <algorithm>
+#include <iterator>
 #include <limits>
 
 namespace meshsim {
@@ -75,10 +76,12 @@ void DeviceTrace::instant(TraceKind kind, const char* op, double virtual_start,
   close(index, virtual_end);
 }
 
-size_t DeviceTrace::export_events(std::vector<TraceEvent>& out) const {
+void DeviceTrace::export_events() {
+  exported_.clear();
+  exported_.reserve(size_);
   for (size_t i = 0; i < size_; ++i) {
     const RawTraceEvent& r = at(i);
-    TraceEvent& e = out.emplace_back();
+    TraceEvent& e = exported_.emplace_back();
     e.kind = r.kind;
     e.device = device_;
     e.core = core_;
@@ -107,6 +110,12 @@ size_t DeviceTrace::export_events(std::vector<TraceEvent>& out) const {
     e.virtual_start = r.virtual_start;
     e.virtual_end = r.virtual_end;
   }
+}
+
+size_t DeviceTrace::take_events(std::vector<TraceEvent>& out) {
+  out.insert(out.end(), std::make_move_iterator(exported_.begin()),
+             std::make_move_iterator(exported_.end()));
+  std::vector<TraceEvent>().swap(exported_);  // kept only from export to take
   return dropped_;
 }
 

@@ -1,8 +1,11 @@
 #pragma once
 // DeviceTrace: one device's event recorder for the current launch. Only the
-// device's own thread (or fiber) touches it while the launch runs; the
-// launching thread exports its events (export_events) once the device's body
-// has returned and before the launch releases the device.
+// device's own thread (or fiber) touches it while the launch runs, and it
+// also exports its events (export_events) once its body has returned: the
+// raw events then never leave the device's core, whose next traced launch
+// writes them again without taking every line back from the launching
+// thread's cache (that cost ~100 ns an event). The launching thread takes
+// the exported events (take_events) before the launch releases the device.
 //
 // The hot path stays cheap: an event is a plain RawTraceEvent (names are
 // pointers and views into storage that outlives the launch: string literals,
@@ -65,10 +68,14 @@ class DeviceTrace {
   // devices and cores), which keeps flow ids apart.
   void begin_launch(bool on, size_t capacity, Clock::time_point origin, int device, int core,
                     int agent, int position);
-  // Appends the events recorded to `out` as TraceEvents; returns how many
-  // were dropped. While the names they point to are alive (the launch).
-  size_t export_events(std::vector<TraceEvent>& out) const;
-  size_t size() const { return size_; }
+  // On the device, at the end of its part of the launch: the events
+  // recorded as TraceEvents, kept for take_events. While the names they
+  // point to are alive (the launch). May throw std::bad_alloc.
+  void export_events();
+  // On the launching thread, after the device's part ended: moves the
+  // exported events to the end of `out` and returns how many were dropped.
+  size_t take_events(std::vector<TraceEvent>& out);
+  size_t exported() const { return exported_.size(); }
 
   // Opens an event of `kind` named `op` (a string literal) at the current
   // wall time and virtual time `virtual_now`.
@@ -111,6 +118,7 @@ class DeviceTrace {
   std::vector<std::unique_ptr<RawTraceEvent[]>> blocks_;  // kept across traced launches
   size_t size_ = 0;
   size_t dropped_ = 0;
+  std::vector<TraceEvent> exported_;  // from export_events to take_events
 };
 
 }  // namespace meshsim
