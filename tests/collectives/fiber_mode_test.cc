@@ -248,6 +248,44 @@ TEST(FiberModeTest, NestedLaunchesFromAFiber) {
                RuntimeUsageError, "would wait forever");
 }
 
+// A launching thread with nothing else to do runs the first block of the
+// launch's fibers itself (worker 0's share): with 2 workers, positions 0-3
+// run on it and 4-7 on a worker. With a launch timeout it keeps watch and
+// runs none, and so does a device fiber launching a nested launch. The
+// answers are the same either way.
+TEST(FiberModeTest, TheLaunchingThreadRunsTheFirstBlockUnlessItKeepsWatch) {
+  const auto threads_of = [](Runtime& rt, const Mesh& mesh) {
+    std::vector<std::thread::id> on(static_cast<size_t>(mesh.size()));
+    rt.launch(mesh, [&](DeviceContext& ctx) {
+      on[static_cast<size_t>(ctx.position())] = std::this_thread::get_id();
+      EXPECT_EQ(only(psum(ctx, Array::full({1}, DType::kFloat32, 1), "x")),
+                static_cast<float>(mesh.size()));
+    });
+    return on;
+  };
+  const std::thread::id me = std::this_thread::get_id();
+  const Mesh eight = Mesh::make({{"x", 8}});
+
+  Runtime waiting(8, fibers(2, 0ms));
+  const auto on = threads_of(waiting, eight);
+  for (size_t p = 0; p < 8; ++p) EXPECT_EQ(on[p] == me, p < 4) << "position " << p;
+
+  Runtime one_worker(8, fibers(1, 0ms));
+  EXPECT_THAT(threads_of(one_worker, eight), testing::Each(me));
+
+  Runtime watching(8, fibers(2, 60s));
+  EXPECT_THAT(threads_of(watching, eight), testing::Each(testing::Ne(me)));
+
+  std::vector<std::thread::id> inner;
+  waiting.launch(Mesh(AbstractMesh({{"y", 4}}), {0, 1, 2, 3}), [&](DeviceContext& ctx) {
+    if (ctx.device_id() != 0) return;
+    EXPECT_EQ(std::this_thread::get_id(), me);
+    inner = threads_of(waiting, Mesh(AbstractMesh({{"x", 4}}), {4, 5, 6, 7}));
+  });
+  ASSERT_EQ(inner.size(), 4u);
+  EXPECT_THAT(inner, testing::Each(testing::Ne(me)));
+}
+
 // Two host threads launch on disjoint halves of one runtime at once.
 TEST(FiberModeTest, ConcurrentLaunchesOnDisjointMeshes) {
   Runtime rt(8, fibers(2));

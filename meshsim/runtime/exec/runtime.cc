@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <optional>
 #include <cstdio>
 #include <cstdlib>
 #include <thread>
@@ -509,10 +510,21 @@ void RuntimeImpl::run(const Mesh& mesh_arg, const std::function<void(DeviceConte
                                        {options.trace, options.trace_capacity}));
   std::vector<std::unique_ptr<Fiber>> fibers;
   if (fibers_ != nullptr) fibers = fibers_->prepare(*launch);
+  // A launching thread that would only wait runs block 0 of the fibers
+  // itself (FiberScheduler::run_here), but not with a launch timeout: a
+  // device in an endless loop of its own would then hold the thread that
+  // must time it out.
+  std::optional<FiberRunner> here;
+  if (fibers_ != nullptr && caller == nullptr && Fiber::current() == nullptr &&
+      options_.launch_timeout.count() <= 0) {
+    here.emplace();
+    here->reserve(fibers.size());
+  }
   std::string unreceived;
   {
     const DeviceClaim claim(launch->devices(), *launch, current_device());
-    launch->start(fibers_.get(), fibers);
+    launch->start(fibers_.get(), fibers, here ? &*here : nullptr);
+    if (here) FiberScheduler::run_here(*here);
     wait_for(*launch);
     if (time != nullptr) time->release_devices();  // async handles kept past the launch
     // Clean up while this launch still owns the devices: once they are

@@ -64,7 +64,8 @@ Launch::Launch(MeshState& mesh, std::vector<DeviceState*> devices,
   }
 }
 
-void Launch::start(FiberScheduler* scheduler, std::vector<std::unique_ptr<Fiber>>& fibers) noexcept {
+void Launch::start(FiberScheduler* scheduler, std::vector<std::unique_ptr<Fiber>>& fibers,
+                   FiberRunner* here) noexcept {
   refs_.fetch_add(static_cast<int>(devices_.size()), std::memory_order_relaxed);
   for (size_t position = 0; position < devices_.size(); ++position) {
     DeviceState& device = *devices_[position];
@@ -72,7 +73,7 @@ void Launch::start(FiberScheduler* scheduler, std::vector<std::unique_ptr<Fiber>
     device.position = static_cast<int>(position);
     if (scheduler == nullptr) device.work.advance();
   }
-  if (scheduler != nullptr) scheduler->post(fibers);
+  if (scheduler != nullptr) scheduler->post(fibers, here);
 }
 
 void Launch::run_device(int position) {

@@ -26,6 +26,7 @@ namespace meshsim {
 
 class DeviceContext;
 class Fiber;
+class FiberRunner;
 class FiberScheduler;
 class LaunchTime;
 struct DeviceState;
@@ -59,8 +60,11 @@ class Launch final : public BlockTracker {
 
   // Posts the body to every device (the caller owns them): wakes their
   // threads, or in fiber mode posts `fibers` (FiberScheduler::prepare) to
-  // `scheduler`. noexcept: once a device may run, the launch must be waited for.
-  void start(FiberScheduler* scheduler, std::vector<std::unique_ptr<Fiber>>& fibers) noexcept;
+  // `scheduler`, block 0 to `here` if given (reserved for it), for the
+  // caller to run. noexcept: once a device may run, the launch must be
+  // waited for.
+  void start(FiberScheduler* scheduler, std::vector<std::unique_ptr<Fiber>>& fibers,
+             FiberRunner* here = nullptr) noexcept;
   // Runs the body on the device at mesh position `position` (its thread or fiber).
   void run_device(int position);
 

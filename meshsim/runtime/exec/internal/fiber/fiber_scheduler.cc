@@ -22,7 +22,7 @@ std::vector<std::unique_ptr<Fiber>> FiberScheduler::prepare(Launch& launch) {
   return fibers;
 }
 
-void FiberScheduler::post(std::vector<std::unique_ptr<Fiber>>& fibers) noexcept {
+void FiberScheduler::post(std::vector<std::unique_ptr<Fiber>>& fibers, FiberRunner* here) noexcept {
   // Worker w gets the w-th contiguous block of positions: the groups of a
   // minor axis (consecutive positions) then meet within one worker, with no
   // cache line crossing cores. Each block is posted as one chain.
@@ -30,13 +30,22 @@ void FiberScheduler::post(std::vector<std::unique_ptr<Fiber>>& fibers) noexcept 
   for (size_t w = 0; w < workers; ++w) {
     const size_t begin = w * n / workers, end = (w + 1) * n / workers;
     if (begin == end) continue;
+    if (w == 0 && here != nullptr) {
+      for (size_t position = begin; position < end; ++position) here->add(fibers[position].get());
+      continue;
+    }
     for (size_t position = begin; position + 1 < end; ++position) {
       fibers[position]->next_posted = fibers[position + 1].get();
     }
     workers_[w]->post(fibers[begin].get());
   }
-  for (auto& fiber : fibers) fiber.release();  // the workers own them now
+  for (auto& fiber : fibers) fiber.release();  // the workers (and `here`) own them now
   fibers.clear();
+}
+
+void FiberScheduler::run_here(FiberRunner& here) noexcept {
+  // Nothing but these fibers can ring for this runner: it never sleeps its own way.
+  while (!here.empty()) here.step([] { return false; });
 }
 
 }  // namespace meshsim
