@@ -525,7 +525,7 @@ void RuntimeImpl::run(const Mesh& mesh_arg, const std::function<void(DeviceConte
     const DeviceClaim claim(launch->devices(), *launch, current_device());
     launch->start(fibers_.get(), fibers, here ? &*here : nullptr);
     if (here) FiberScheduler::run_here(*here);
-    wait_for(*launch);
+    wait_for(*launch, here.has_value() && fibers_->workers() <= usable_cores());
     if (time != nullptr) time->release_devices();  // async handles kept past the launch
     // Clean up while this launch still owns the devices: once they are
     // released another launch may use the same rendezvous and links.
@@ -571,10 +571,12 @@ void RuntimeImpl::run(const Mesh& mesh_arg, const std::function<void(DeviceConte
   if (replay_error != nullptr) std::rethrow_exception(replay_error);
 }
 
-void RuntimeImpl::wait_for(Launch& launch) noexcept {
-  // The launching thread never spins: the devices need the cores.
+void RuntimeImpl::wait_for(Launch& launch, bool own_core) noexcept {
+  // The launching thread spins only on a core of its own (a yield costs
+  // microseconds in a VM, about a fiber launch's whole length): otherwise
+  // the devices need the cores.
   Waiter host;
-  host.set_policy({.spin_ns = 0, .yield_ns = 20'000});
+  host.set_policy({.spin_ns = own_core ? 10'000 : 0, .yield_ns = 20'000});
   const uint32_t initial = launch.done_initial();
   // Past a century a timeout is none that matters, and the deadlines below
   // must not overflow the clock.

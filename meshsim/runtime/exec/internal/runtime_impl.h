@@ -97,7 +97,10 @@ class RuntimeImpl {
   std::shared_ptr<MeshState> intern(const Mesh& mesh);
   // Noexcept: the devices run the launch until it is done, so nothing may
   // unwind past them (only formatting a timeout report can throw: bad_alloc).
-  void wait_for(Launch& launch) noexcept;
+  // `own_core`: the caller ran worker 0's share of the fibers itself
+  // (run_here) and the other workers have a core each, so the caller holds
+  // a core that no device of the launch needs: it may spin.
+  void wait_for(Launch& launch, bool own_core) noexcept;
   void device_main(DeviceState& device);
   // Wakes every started device thread to exit, and joins them.
   void stop_devices();
