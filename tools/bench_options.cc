@@ -236,7 +236,8 @@ BenchOptions BenchCommand::options() const {
                         " devices");
   }
   o.params.root = root_;
-  o.params.seed = seed_;
+  require_at_least("--seed", seed_, 0);  // an unsigned option would take -1 as 2^64 - 1
+  o.params.seed = static_cast<uint64_t>(seed_);
   if (!topology_.empty()) {
     o.time = parse_topology_option(topology_, o.mesh, network_);
     o.topology_text = topology_;

@@ -101,7 +101,7 @@ class BenchCommand {
   std::string network_ = "congestion-unaware";
   std::string trace_;
   int root_ = 0;
-  uint64_t seed_ = 1;
+  int64_t seed_ = 1;
 };
 
 // Parses the arguments that follow "bench" as main does. Throws

@@ -190,6 +190,7 @@ INSTANTIATE_TEST_SUITE_P(
                 "--algo 'auto': not an algorithm of ppermute; available: direct"},
         BadArgs{{"all_reduce", "--format", "xml"}, "--format 'xml': choose table, json or csv"},
         BadArgs{{"all_reduce", "--timeout-ms", "-5"}, "--timeout-ms '-5': must be at least 0"},
+        BadArgs{{"ragged_all_to_all", "--seed", "-1"}, "--seed '-1': must be at least 0"},
         BadArgs{{"pbroadcast", "--mesh", "4", "--root", "4"},
                 "--root '4': out of range [0, 4) for pbroadcast"}));
 
