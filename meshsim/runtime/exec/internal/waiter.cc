@@ -77,30 +77,65 @@ uint32_t Waiter::wait_slow(const WaitWord& word, FunctionRef<bool(uint32_t)> don
   };
   uint32_t value;
   if (check(value)) return value;
-  // Without a spin phase (more threads than cores, or idle), one yield is
-  // usually enough (the peers run meanwhile): try it before reading the clock,
-  // which after a context switch costs a cache miss or two.
-  if (policy_.spin_ns == 0 && policy_.yield_ns > 0) {
-    sched_yield();
-    if (check(value)) return value;
+  if (policy_.spin_ns == 0) {
+    // Without a spin phase (more threads than cores, or idle), one yield is
+    // usually enough (the peers run meanwhile): try it before reading the
+    // clock, which after a context switch costs a cache miss or two.
+    if (policy_.yield_ns > 0) {
+      sched_yield();
+      if (check(value)) return value;
+    }
+    const auto yield_end = Clock::now() + std::chrono::nanoseconds(policy_.yield_ns);
+    while (policy_.yield_ns > 0 && Clock::now() < yield_end) {
+      sched_yield();
+      if (check(value)) return value;
+    }
+    return block(word, done);
   }
 
+  // A spin phase: threads <= cores, adapting to load (see waiter.h).
   const auto start = Clock::now();
-  const auto spin_end = start + std::chrono::nanoseconds(policy_.spin_ns);
-  const auto yield_end = spin_end + std::chrono::nanoseconds(policy_.yield_ns);
-  if (policy_.spin_ns > 0) {
+  if (const int64_t spin = next_spin_ns(); spin > 0) {
+    const auto spin_end = start + std::chrono::nanoseconds(spin);
     do {  // read the clock once per 64 polls: it costs more than a poll
       for (int i = 0; i < 64; ++i) {
         cpu_relax();
-        if (check(value)) return value;
+        if (check(value)) {
+          spin_budget_ns_ = policy_.spin_ns;
+          return value;
+        }
       }
     } while (Clock::now() < spin_end);
+    spin_budget_ns_ = spin / 2 >= kMinSpinNs ? spin / 2 : 0;
   }
-  while (policy_.yield_ns > 0 && Clock::now() < yield_end) {
-    sched_yield();
-    if (check(value)) return value;
+  if (waits_without_yield_ > 0) {
+    --waits_without_yield_;
+  } else if (yield_phase(Clock::now() + std::chrono::nanoseconds(policy_.yield_ns),
+                         [&] { return check(value); })) {
+    return value;
   }
   return block(word, done);
+}
+
+int64_t Waiter::next_spin_ns() {
+  if (spin_budget_ns_ > 0) return spin_budget_ns_;
+  if (++waits_without_spin_ < kProbeEvery) return 0;
+  waits_without_spin_ = 0;
+  return policy_.spin_ns;
+}
+
+bool Waiter::yield_phase(Clock::time_point until, FunctionRef<bool()> check) {
+  for (auto before = Clock::now(); before < until;) {
+    sched_yield();
+    if (check()) return true;
+    const auto after = Clock::now();
+    if (after - before >= std::chrono::nanoseconds(kSlowYieldNs)) {
+      waits_without_yield_ = kWaitsWithoutYield;
+      return false;
+    }
+    before = after;
+  }
+  return false;
 }
 
 template <class Sleep>

@@ -1,0 +1,134 @@
+// Waiter's adaptive spin-then-yield policy (threads <= cores): a spin that
+// does not see its word change halves the next one down to none, one that
+// does restores the whole spin, every kProbeEvery-th wait without a spin
+// probes with the whole spin; and a yield that gave the core to another
+// process for a slice makes the next kWaitsWithoutYield waits block right
+// after their spin. Each step is read off spin_budget_ns() and
+// waits_without_yield() after waits whose outcome the test fixes.
+
+#include "meshsim/runtime/exec/internal/waiter.h"
+
+#include <gtest/gtest.h>
+#include <pthread.h>
+#include <sched.h>
+
+#include <atomic>
+#include <chrono>
+#include <optional>
+#include <thread>
+
+#include "meshsim/runtime/exec/internal/wait_word.h"
+#include "meshsim/runtime/exec/wait_policy.h"
+
+namespace meshsim::waiter_test {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr WaitPolicy kSpinThenYield{.spin_ns = 4'000, .yield_ns = 100'000};
+
+// A wait that no spin can end: another thread advances the word after
+// `delay`, far beyond the spin (and any likely preemption of the waiter
+// before it starts), and the waiter blocks for it.
+void wait_long(Waiter& waiter, std::chrono::microseconds delay = 20ms) {
+  WaitWord word;
+  const uint32_t seen = word.load();
+  std::thread late([&] {
+    std::this_thread::sleep_for(delay);
+    word.advance();
+  });
+  EXPECT_NE(waiter.wait_change(word, seen), seen);
+  late.join();
+}
+
+// A wait whose condition holds at its third check: the first is inline, the
+// second opens the slow path, the third is the spin's first poll.
+void wait_ending_in_the_spin(Waiter& waiter) {
+  WaitWord word;
+  int checks = 0;
+  waiter.wait(word, [&](uint32_t) { return ++checks >= 3; });
+  EXPECT_EQ(checks, 3);
+}
+
+TEST(WaiterTest, AFailedSpinHalvesTheNextDownToNoneAndASuccessRestoresIt) {
+  Waiter waiter;
+  waiter.set_policy(kSpinThenYield);
+  EXPECT_EQ(waiter.spin_budget_ns(), 4'000);
+  for (const int64_t expected : {2'000, 1'000, 500, 250, 0}) {
+    wait_long(waiter);
+    EXPECT_EQ(waiter.spin_budget_ns(), expected);
+  }
+  // With no spin left, the kProbeEvery-th wait spins again; this one's
+  // condition holds in that spin, which restores the whole spin.
+  for (uint32_t i = 1; i < Waiter::kProbeEvery; ++i) {
+    WaitWord word;
+    int checks = 0;
+    waiter.wait(word, [&](uint32_t) { return ++checks >= 3; });  // holds without a spin
+    EXPECT_EQ(waiter.spin_budget_ns(), 0) << "wait " << i;
+  }
+  wait_ending_in_the_spin(waiter);
+  EXPECT_EQ(waiter.spin_budget_ns(), 4'000);
+  // set_policy forgets what was learned.
+  wait_long(waiter);
+  EXPECT_EQ(waiter.spin_budget_ns(), 2'000);
+  waiter.set_policy(kSpinThenYield);
+  EXPECT_EQ(waiter.spin_budget_ns(), 4'000);
+}
+
+TEST(WaiterTest, WithoutASpinPhaseNothingIsLearned) {
+  Waiter waiter;
+  waiter.set_policy({.spin_ns = 0, .yield_ns = 20'000});
+  wait_long(waiter);
+  EXPECT_EQ(waiter.spin_budget_ns(), 0);
+  EXPECT_EQ(waiter.waits_without_yield(), 0u);
+}
+
+// Pins the calling thread to `cpu`; false if the machine does not allow it.
+bool pin_to(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  return pthread_setaffinity_np(pthread_self(), sizeof(set), &set) == 0;
+}
+
+// A process-like busy thread on the waiter's own CPU: its yields then hand
+// the core to it for a time slice (milliseconds), far beyond kSlowYieldNs.
+TEST(WaiterTest, AYieldThatLosesTheCoreForASliceMakesTheNextWaitsBlock) {
+  cpu_set_t allowed;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(allowed), &allowed), 0);
+  int cpu = 0;
+  while (!CPU_ISSET(cpu, &allowed)) ++cpu;
+  std::atomic<bool> stop{false};
+  std::atomic<bool> pinned{true};
+  std::thread busy([&] {
+    if (!pin_to(cpu)) pinned = false;
+    while (!stop.load(std::memory_order_relaxed)) {
+    }
+  });
+  std::optional<bool> slow_yield_seen;
+  std::thread waiting([&] {
+    if (!pin_to(cpu)) {
+      pinned = false;
+      return;
+    }
+    Waiter waiter;
+    waiter.set_policy(kSpinThenYield);
+    // The first wait spins, then yields to the busy thread, whose slice
+    // outlasts kSlowYieldNs; it then blocks, and the word moves at 20 ms.
+    wait_long(waiter, 20ms);
+    slow_yield_seen = waiter.waits_without_yield() == Waiter::kWaitsWithoutYield;
+    // The next waits block at once after their spin: each uses up one.
+    wait_long(waiter, 1ms);
+    wait_long(waiter, 1ms);
+    EXPECT_EQ(waiter.waits_without_yield(), Waiter::kWaitsWithoutYield - 2);
+  });
+  waiting.join();
+  stop = true;
+  busy.join();
+  if (!pinned) GTEST_SKIP() << "cannot pin threads to one CPU here";
+  ASSERT_TRUE(slow_yield_seen.has_value());
+  EXPECT_TRUE(*slow_yield_seen);
+}
+
+}  // namespace
+}  // namespace meshsim::waiter_test
