@@ -98,7 +98,9 @@ struct RuntimeOptions {
   // Runtime(n) (which then throws InvalidArgumentError if it is less than
   // n), kDefaultMaxDevices for Runtime().
   std::optional<int> max_devices;
-  // Overrides the adaptive spin/yield policy of device waits (for experiments).
+  // Overrides the spin/yield budgets of device waits (for experiments). A wait
+  // with a spin phase still shortens it, and skips its yields, while the
+  // machine is loaded by other processes (waiter.h).
   std::optional<WaitPolicy> wait_policy;
   // A launch still running after this long fails with a TimeoutError that says
   // where every device is; zero turns the timeout off. A warning with the same

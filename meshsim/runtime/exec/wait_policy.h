@@ -1,7 +1,9 @@
 #pragma once
 // WaitPolicy: how long a device thread spins and yields before it blocks on a
 // futex when it waits inside meshsim (RuntimeOptions::wait_policy overrides
-// the adaptive default, for experiments).
+// the default, for experiments). These are budgets: a waiter with a spin
+// phase spins less, and yields not at all, while other processes load the
+// machine (exec/internal/waiter.h).
 
 #include <cstdint>
 
