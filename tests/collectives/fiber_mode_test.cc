@@ -172,8 +172,17 @@ TEST(FiberModeTest, AFiberParkedInACatchBlockKeepsItsOwnException) {
   }
 }
 
-TEST(FiberModeTest, AFailingDeviceCancelsTheOthersAndTheRuntimeStaysUsable) {
-  Runtime rt(6, fibers(2));
+// Without a launch timeout the launching thread runs devices 0-2 itself
+// (run_here); with one it keeps watch. Both ways, here and below.
+class FiberModeBothWaysTest : public ::testing::TestWithParam<std::chrono::milliseconds> {};
+INSTANTIATE_TEST_SUITE_P(Timeouts, FiberModeBothWaysTest, ::testing::Values(0ms, 60s),
+                         [](const auto& info) {
+                           return info.param.count() == 0 ? std::string("LaunchingThreadRuns")
+                                                          : std::string("LaunchingThreadWatches");
+                         });
+
+TEST_P(FiberModeBothWaysTest, AFailingDeviceCancelsTheOthersAndTheRuntimeStaysUsable) {
+  Runtime rt(6, fibers(2, GetParam()));
   const Mesh mesh = Mesh::make({{"x", 6}});
   EXPECT_ERROR(rt.launch(mesh,
                          [&](DeviceContext& ctx) {
@@ -188,14 +197,14 @@ TEST(FiberModeTest, AFailingDeviceCancelsTheOthersAndTheRuntimeStaysUsable) {
   EXPECT_EQ(wrong.load(), 0);
 }
 
-TEST(FiberModeTest, DeadlocksAreFoundOnOneWorker) {
-  Runtime rt(2, fibers(1));
+TEST_P(FiberModeBothWaysTest, DeadlocksAreFoundOnOneWorker) {
+  Runtime rt(2, fibers(1, GetParam()));
   const std::vector<std::pair<int, int>> perm = {{0, 1}};
   EXPECT_ERROR(rt.launch(Mesh::make({{"x", 2}}),
                          [&](DeviceContext& ctx) { precv(ctx, {}, {1}, DType::kFloat32, "x", perm); }),
                DeadlockError, "device 1: waiting in precv on axes 'x'");
   // Half the devices in a psum the other half never calls.
-  Runtime wide(64, fibers(2));
+  Runtime wide(64, fibers(2, GetParam()));
   EXPECT_ERROR(wide.launch(Mesh::make({{"x", 64}}),
                            [&](DeviceContext& ctx) {
                              if (ctx.device_id() % 2 == 0) {

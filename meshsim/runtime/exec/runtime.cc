@@ -515,17 +515,25 @@ void RuntimeImpl::run(const Mesh& mesh_arg, const std::function<void(DeviceConte
   // device in an endless loop of its own would then hold the thread that
   // must time it out.
   std::optional<FiberRunner> here;
-  if (fibers_ != nullptr && caller == nullptr && Fiber::current() == nullptr &&
-      options_.launch_timeout.count() <= 0) {
+  if (fibers_ != nullptr && caller == nullptr && options_.launch_timeout.count() <= 0) {
     here.emplace();
-    here->reserve(fibers.size());
+    here->reserve(fibers.size() / static_cast<size_t>(fibers_->workers()));  // block 0
   }
   std::string unreceived;
   {
     const DeviceClaim claim(launch->devices(), *launch, current_device());
     launch->start(fibers_.get(), fibers, here ? &*here : nullptr);
-    if (here) FiberScheduler::run_here(*here);
-    wait_for(*launch, here.has_value() && fibers_->workers() <= usable_cores());
+    bool own_core = false;
+    if (here) {
+      hosts_running_fibers_.fetch_add(1, std::memory_order_relaxed);
+      FiberScheduler::run_here(*here);
+      // If the launching threads running fibers (or waiting after them) and
+      // the other workers each have a core, this one may spin for the rest.
+      own_core = fibers_->workers() - 1 + hosts_running_fibers_.load(std::memory_order_relaxed) <=
+                 usable_cores();
+    }
+    wait_for(*launch, own_core);
+    if (here) hosts_running_fibers_.fetch_sub(1, std::memory_order_relaxed);
     if (time != nullptr) time->release_devices();  // async handles kept past the launch
     // Clean up while this launch still owns the devices: once they are
     // released another launch may use the same rendezvous and links.
@@ -534,9 +542,9 @@ void RuntimeImpl::run(const Mesh& mesh_arg, const std::function<void(DeviceConte
     } else {
       unreceived = mesh_state.take_unreceived_messages();
     }
-    // The events name groups of mesh_state (pinned) and entries of the
-    // registry; the devices' traces are reused once they are released. An
-    // export that runs out of memory does not hide the launch's own error.
+    // The devices exported their events as their parts ended; their traces
+    // are reused once they are released. An export that ran out of memory
+    // does not hide the launch's own error.
     if (options.record != nullptr) {
       try {
         launch->take_events(*options.record);

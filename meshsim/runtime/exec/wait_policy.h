@@ -24,6 +24,8 @@ struct WaitPolicy {
   // a core to split inputs, gather outputs and post the next launch.
   // `threads` is the size of the launch just finished.
   static WaitPolicy idle_after(int threads);
+
+  bool operator==(const WaitPolicy&) const = default;
 };
 
 }  // namespace meshsim

@@ -1,7 +1,8 @@
 // Waiter's adaptive spin-then-yield policy (threads <= cores): a spin that
 // does not see its word change halves the next one down to none, one that
 // does restores the whole spin, every kProbeEvery-th wait without a spin
-// probes with the whole spin; and a yield that gave the core to another
+// probes with the whole spin (a failed probe leaves none); what was learned
+// lasts while the policy stays the same; and a yield that gave the core to another
 // process for a slice makes the next kWaitsWithoutYield waits block right
 // after their spin. Each step is read off spin_budget_ns() and
 // waits_without_yield() after waits whose outcome the test fixes.
@@ -50,6 +51,17 @@ void wait_ending_in_the_spin(Waiter& waiter) {
   EXPECT_EQ(checks, 3);
 }
 
+// Waits that end without a spin, `count` of them (the condition holds at the
+// third check: after the slow path's first yield when there is no spin).
+void waits_without_spin(Waiter& waiter, uint32_t count) {
+  for (uint32_t i = 0; i < count; ++i) {
+    WaitWord word;
+    int checks = 0;
+    waiter.wait(word, [&](uint32_t) { return ++checks >= 3; });
+    EXPECT_EQ(waiter.spin_budget_ns(), 0) << "wait " << i;
+  }
+}
+
 TEST(WaiterTest, AFailedSpinHalvesTheNextDownToNoneAndASuccessRestoresIt) {
   Waiter waiter;
   waiter.set_policy(kSpinThenYield);
@@ -58,29 +70,27 @@ TEST(WaiterTest, AFailedSpinHalvesTheNextDownToNoneAndASuccessRestoresIt) {
     wait_long(waiter);
     EXPECT_EQ(waiter.spin_budget_ns(), expected);
   }
-  // With no spin left, the kProbeEvery-th wait spins again; this one's
-  // condition holds in that spin, which restores the whole spin.
-  for (uint32_t i = 1; i < Waiter::kProbeEvery; ++i) {
-    WaitWord word;
-    int checks = 0;
-    waiter.wait(word, [&](uint32_t) { return ++checks >= 3; });  // holds without a spin
-    EXPECT_EQ(waiter.spin_budget_ns(), 0) << "wait " << i;
-  }
-  wait_ending_in_the_spin(waiter);
-  EXPECT_EQ(waiter.spin_budget_ns(), 4'000);
-  // set_policy forgets what was learned.
+  // With no spin left, the kProbeEvery-th wait spins again. A probe that
+  // fails leaves none; one whose condition holds in it restores the whole.
+  waits_without_spin(waiter, Waiter::kProbeEvery - 1);
   wait_long(waiter);
-  EXPECT_EQ(waiter.spin_budget_ns(), 2'000);
-  waiter.set_policy(kSpinThenYield);
+  EXPECT_EQ(waiter.spin_budget_ns(), 0);
+  waits_without_spin(waiter, Waiter::kProbeEvery - 1);
+  wait_ending_in_the_spin(waiter);
   EXPECT_EQ(waiter.spin_budget_ns(), 4'000);
 }
 
-TEST(WaiterTest, WithoutASpinPhaseNothingIsLearned) {
+// A device's waiter keeps what it learned from launch to launch (each sets
+// the same policy again), and forgets it for another policy.
+TEST(WaiterTest, TheSamePolicyKeepsWhatWasLearnedAnotherForgetsIt) {
   Waiter waiter;
-  waiter.set_policy({.spin_ns = 0, .yield_ns = 20'000});
+  waiter.set_policy(kSpinThenYield);
   wait_long(waiter);
-  EXPECT_EQ(waiter.spin_budget_ns(), 0);
-  EXPECT_EQ(waiter.waits_without_yield(), 0u);
+  EXPECT_EQ(waiter.spin_budget_ns(), 2'000);
+  waiter.set_policy(kSpinThenYield);
+  EXPECT_EQ(waiter.spin_budget_ns(), 2'000);
+  waiter.set_policy({.spin_ns = 8'000, .yield_ns = 100'000});
+  EXPECT_EQ(waiter.spin_budget_ns(), 8'000);
 }
 
 // Pins the calling thread to `cpu`; false if the machine does not allow it.
@@ -93,6 +103,8 @@ bool pin_to(int cpu) {
 
 // A process-like busy thread on the waiter's own CPU: its yields then hand
 // the core to it for a time slice (milliseconds), far beyond kSlowYieldNs.
+// Without a spin phase (more threads than cores) a slow yield is no sign of
+// load, since it ran a peer: nothing is learned then.
 TEST(WaiterTest, AYieldThatLosesTheCoreForASliceMakesTheNextWaitsBlock) {
   cpu_set_t allowed;
   ASSERT_EQ(sched_getaffinity(0, sizeof(allowed), &allowed), 0);
@@ -106,11 +118,16 @@ TEST(WaiterTest, AYieldThatLosesTheCoreForASliceMakesTheNextWaitsBlock) {
     }
   });
   std::optional<bool> slow_yield_seen;
+  std::optional<uint32_t> learned_without_spin;
   std::thread waiting([&] {
     if (!pin_to(cpu)) {
       pinned = false;
       return;
     }
+    Waiter oversubscribed;
+    oversubscribed.set_policy({.spin_ns = 0, .yield_ns = 100'000});
+    wait_long(oversubscribed);
+    learned_without_spin = oversubscribed.waits_without_yield();
     Waiter waiter;
     waiter.set_policy(kSpinThenYield);
     // The first wait spins, then yields to the busy thread, whose slice
@@ -128,6 +145,7 @@ TEST(WaiterTest, AYieldThatLosesTheCoreForASliceMakesTheNextWaitsBlock) {
   if (!pinned) GTEST_SKIP() << "cannot pin threads to one CPU here";
   ASSERT_TRUE(slow_yield_seen.has_value());
   EXPECT_TRUE(*slow_yield_seen);
+  EXPECT_EQ(learned_without_spin, 0u);
 }
 
 }  // namespace

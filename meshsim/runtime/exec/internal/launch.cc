@@ -100,13 +100,7 @@ void Launch::run_device(int position) {
     fail(device.id, std::current_exception());
   }
   device.context.leave();
-  if (trace_.on) {
-    try {
-      device.trace.export_events();  // here, on the core that holds them
-    } catch (...) {
-      fail(device.id, std::current_exception());
-    }
-  }
+  if (trace_.on) device.trace.export_events();  // here, on the core that holds them
   if (time_ != nullptr) end_times_[position] = device.clock.now;
   if (!device.waiter.cancelled() && !device.settled_early) settle();
   device.waiter.detach();

@@ -155,6 +155,9 @@ class RuntimeImpl {
   CollectiveIds collective_ids_;
   // Fiber mode only: the workers and the fiber stacks.
   std::unique_ptr<FiberScheduler> fibers_;
+  // Launching threads running fibers of their launch (run_here), or waiting
+  // for the rest of it after them, right now.
+  std::atomic<int> hosts_running_fibers_{0};
   std::mutex extension_mu_;
   std::unique_ptr<RuntimeExtension> extension_;
   std::atomic<RuntimeExtension*> extension_ptr_{nullptr};

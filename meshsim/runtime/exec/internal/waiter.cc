@@ -77,26 +77,27 @@ uint32_t Waiter::wait_slow(const WaitWord& word, FunctionRef<bool(uint32_t)> don
   };
   uint32_t value;
   if (check(value)) return value;
+  const auto check_value = [&] { return check(value); };
   if (policy_.spin_ns == 0) {
     // Without a spin phase (more threads than cores, or idle), one yield is
     // usually enough (the peers run meanwhile): try it before reading the
-    // clock, which after a context switch costs a cache miss or two.
+    // clock, which after a context switch costs a cache miss or two. A slow
+    // yield is no sign of load here: it ran a peer.
     if (policy_.yield_ns > 0) {
       sched_yield();
       if (check(value)) return value;
-    }
-    const auto yield_end = Clock::now() + std::chrono::nanoseconds(policy_.yield_ns);
-    while (policy_.yield_ns > 0 && Clock::now() < yield_end) {
-      sched_yield();
-      if (check(value)) return value;
+      if (yield_phase(Clock::now() + std::chrono::nanoseconds(policy_.yield_ns), check_value,
+                      /*learn=*/false)) {
+        return value;
+      }
     }
     return block(word, done);
   }
 
   // A spin phase: threads <= cores, adapting to load (see waiter.h).
-  const auto start = Clock::now();
-  if (const int64_t spin = next_spin_ns(); spin > 0) {
-    const auto spin_end = start + std::chrono::nanoseconds(spin);
+  const int64_t spin = next_spin_ns();
+  if (spin > 0) {
+    const auto spin_end = Clock::now() + std::chrono::nanoseconds(spin);
     do {  // read the clock once per 64 polls: it costs more than a poll
       for (int i = 0; i < 64; ++i) {
         cpu_relax();
@@ -106,12 +107,13 @@ uint32_t Waiter::wait_slow(const WaitWord& word, FunctionRef<bool(uint32_t)> don
         }
       }
     } while (Clock::now() < spin_end);
-    spin_budget_ns_ = spin / 2 >= kMinSpinNs ? spin / 2 : 0;
+    // A failed probe (budget none) leaves none; a failed spin halves.
+    spin_budget_ns_ = spin_budget_ns_ / 2 >= kMinSpinNs ? spin_budget_ns_ / 2 : 0;
   }
   if (waits_without_yield_ > 0) {
     --waits_without_yield_;
-  } else if (yield_phase(Clock::now() + std::chrono::nanoseconds(policy_.yield_ns),
-                         [&] { return check(value); })) {
+  } else if (yield_phase(Clock::now() + std::chrono::nanoseconds(policy_.yield_ns), check_value,
+                         /*learn=*/true)) {
     return value;
   }
   return block(word, done);
@@ -124,12 +126,12 @@ int64_t Waiter::next_spin_ns() {
   return policy_.spin_ns;
 }
 
-bool Waiter::yield_phase(Clock::time_point until, FunctionRef<bool()> check) {
+bool Waiter::yield_phase(Clock::time_point until, FunctionRef<bool()> check, bool learn) {
   for (auto before = Clock::now(); before < until;) {
     sched_yield();
     if (check()) return true;
     const auto after = Clock::now();
-    if (after - before >= std::chrono::nanoseconds(kSlowYieldNs)) {
+    if (learn && after - before >= std::chrono::nanoseconds(kSlowYieldNs)) {
       waits_without_yield_ = kWaitsWithoutYield;
       return false;
     }

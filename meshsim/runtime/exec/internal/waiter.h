@@ -18,13 +18,16 @@
 // other processes load, where the peer it waits for is often not running:
 //   - a spin that ends without the word changing halves the next spin
 //     (below kMinSpinNs: none), one that sees it change restores spin_ns, and
-//     every kProbeEvery-th wait without a spin tries the whole spin again;
+//     every kProbeEvery-th wait without a spin tries the whole spin again
+//     (a probe that fails leaves none);
 //   - a sched_yield that returns after kSlowYieldNs gave the core to another
 //     process for a time slice, not to a peer: the next kWaitsWithoutYield
 //     waits block on the futex right after their spin instead, since a
 //     thread woken from a futex preempts such a process at once, where a
 //     yielding one waits out its slice (2 devices beside 2 busy processes:
 //     a psum in 5.7 us blocking, 164 us yielding).
+// What a waiter learned lasts from launch to launch (a device's waiter is
+// its own) until its policy changes.
 //
 // On a device fiber (the fiber execution mode) there is no spinning, yielding
 // or futex: the wait parks the fiber, and its worker resumes it when the
@@ -76,8 +79,10 @@ class Waiter {
   static constexpr int64_t kSlowYieldNs = 20'000;
   static constexpr uint32_t kWaitsWithoutYield = 64;
 
-  // Also forgets what the waiter learned of the machine (see above).
+  // A policy other than the current one also makes the waiter forget what it
+  // learned of the machine (see above).
   void set_policy(WaitPolicy policy) {
+    if (policy == policy_) return;
     policy_ = policy;
     spin_budget_ns_ = policy.spin_ns;
     waits_without_spin_ = 0;
@@ -165,9 +170,11 @@ class Waiter {
   // The spin of this wait: the learned budget, or the whole spin_ns as a
   // probe every kProbeEvery-th wait once the budget fell to none.
   int64_t next_spin_ns();
-  // Calls sched_yield for yield_ns until check() holds (returns true), or
-  // one yield is slow (load: then the next waits skip this phase).
-  bool yield_phase(std::chrono::steady_clock::time_point until, FunctionRef<bool()> check);
+  // Calls sched_yield until `until` or until check() holds (returns true).
+  // With `learn`, a slow yield (load) ends the phase, and the next
+  // kWaitsWithoutYield waits skip it.
+  bool yield_phase(std::chrono::steady_clock::time_point until, FunctionRef<bool()> check,
+                   bool learn);
   // Tells the tracker of the launch's first cancellation of this waiter.
   void settle_cancelled();
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iterator>
 #include <limits>
+#include <new>
 
 namespace meshsim {
 
@@ -76,8 +77,18 @@ void DeviceTrace::instant(TraceKind kind, const char* op, double virtual_start,
   close(index, virtual_end);
 }
 
-void DeviceTrace::export_events() {
+void DeviceTrace::export_events() noexcept {
   exported_.clear();
+  export_failed_ = false;
+  try {
+    export_raw_events();
+  } catch (const std::bad_alloc&) {
+    std::vector<TraceEvent>().swap(exported_);
+    export_failed_ = true;
+  }
+}
+
+void DeviceTrace::export_raw_events() {
   exported_.reserve(size_);
   for (size_t i = 0; i < size_; ++i) {
     const RawTraceEvent& r = at(i);
@@ -113,6 +124,7 @@ void DeviceTrace::export_events() {
 }
 
 size_t DeviceTrace::take_events(std::vector<TraceEvent>& out) {
+  if (export_failed_) throw std::bad_alloc();
   out.insert(out.end(), std::make_move_iterator(exported_.begin()),
              std::make_move_iterator(exported_.end()));
   std::vector<TraceEvent>().swap(exported_);  // kept only from export to take

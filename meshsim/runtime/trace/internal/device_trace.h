@@ -70,10 +70,12 @@ class DeviceTrace {
                     int agent, int position);
   // On the device, at the end of its part of the launch: the events
   // recorded as TraceEvents, kept for take_events. While the names they
-  // point to are alive (the launch). May throw std::bad_alloc.
-  void export_events();
+  // point to are alive (the launch). Out of memory, it keeps none and
+  // take_events reports it (the device's launch goes on).
+  void export_events() noexcept;
   // On the launching thread, after the device's part ended: moves the
-  // exported events to the end of `out` and returns how many were dropped.
+  // exported events to the end of `out` and returns how many were dropped;
+  // std::bad_alloc if the export or the move ran out of memory.
   size_t take_events(std::vector<TraceEvent>& out);
   size_t exported() const { return exported_.size(); }
 
@@ -105,6 +107,7 @@ class DeviceTrace {
     return blocks_[index / kBlockEvents][index % kBlockEvents];
   }
   int64_t wall_now() const;
+  void export_raw_events();  // may throw std::bad_alloc
 
   bool on_ = false;
   size_t capacity_ = 0;
@@ -119,6 +122,7 @@ class DeviceTrace {
   size_t size_ = 0;
   size_t dropped_ = 0;
   std::vector<TraceEvent> exported_;  // from export_events to take_events
+  bool export_failed_ = false;
 };
 
 }  // namespace meshsim

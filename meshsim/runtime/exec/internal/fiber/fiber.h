@@ -1,6 +1,7 @@
 #pragma once
 // Fiber: one device's part of one launch, run as a stackful fiber on a worker
-// thread (the fiber execution mode; FiberWorker runs them).
+// thread, or on the launching thread for block 0 of its launch (the fiber
+// execution mode; a FiberRunner on either thread runs them).
 //
 // A switch is Boost.Context's fcontext jump, which saves a few registers: tens
 // of nanoseconds, against microseconds for an OS context switch. Every switch
@@ -8,12 +9,12 @@
 // swaps the C++ runtime's per-thread exception state, so a fiber that parks
 // inside a catch block does not see another fiber's exceptions.
 //
-// A fiber parks instead of sleeping: it leaves the worker the word it waits
-// for and its condition, and the worker evaluates the condition itself,
-// resuming the fiber only when it holds (or the launch aborted, a deadline
-// passed, or the worker wants every fiber to announce its wait before the
-// worker sleeps: see Waiter). A fiber never moves to another worker, so
-// thread-local state read before a switch is still right after it.
+// A fiber parks instead of sleeping: it leaves its thread (a "worker" below)
+// the word it waits for and its condition, and the worker evaluates the
+// condition itself, resuming the fiber only when it holds (or the launch
+// aborted, a deadline passed, or the worker wants every fiber to announce its
+// wait before the worker sleeps: see Waiter). A fiber never moves to another
+// thread, so thread-local state read before a switch is still right after it.
 
 #include <boost/context/detail/fcontext.hpp>
 #include <boost/context/stack_context.hpp>

@@ -12,7 +12,8 @@
 // its deepest call used. The pool keeps every stack it ever handed out (the
 // most a runtime ran at once) until the runtime ends.
 //
-// Thread-safe: launching threads take stacks, workers give them back.
+// Thread-safe: launching threads take stacks; workers, and launching threads
+// running block 0 of their launch, give them back.
 
 #include <boost/context/stack_context.hpp>
 
