@@ -69,6 +69,12 @@ enum class ExecutionMode {
   // would release it may be queued on that very worker, which then waits
   // forever. Waits inside meshsim (collectives, psend/precv, nested launches)
   // always park the fiber instead.
+  // The launching thread is one of those threads: unless the runtime has a
+  // launch_timeout, it runs the first block of positions itself instead of
+  // waiting (worker 0 then has none). Device code sees its thread id,
+  // thread_local variables and lock ownership, so it must not lock what the
+  // caller holds, nor expect thread_local state to stay its own across a
+  // collective (devices share their thread in fiber mode anyway).
   kFibers,
 };
 

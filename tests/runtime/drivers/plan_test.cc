@@ -27,6 +27,7 @@
 #include "meshsim/runtime/array/array.h"
 #include "meshsim/runtime/drivers/sharded_array.h"
 #include "meshsim/runtime/exec/device_context.h"
+#include "meshsim/runtime/exec/errors.h"
 #include "meshsim/runtime/exec/runtime.h"
 #include "support/expect_error.h"
 

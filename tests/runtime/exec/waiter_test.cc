@@ -28,14 +28,14 @@ using namespace std::chrono_literals;
 
 constexpr WaitPolicy kSpinThenYield{.spin_ns = 4'000, .yield_ns = 100'000};
 
-// A wait that no spin can end: another thread advances the word after
-// `delay`, far beyond the spin (and any likely preemption of the waiter
-// before it starts), and the waiter blocks for it.
-void wait_long(Waiter& waiter, std::chrono::microseconds delay = 20ms) {
+// A wait that no spin can end: another thread advances the word only once
+// the waiter blocked on it (blocked_on()), so the wait always goes through
+// its spin and yield phases first, however the threads are scheduled.
+void wait_long(Waiter& waiter) {
   WaitWord word;
   const uint32_t seen = word.load();
   std::thread late([&] {
-    std::this_thread::sleep_for(delay);
+    while (waiter.blocked_on() != &word) std::this_thread::sleep_for(100us);
     word.advance();
   });
   EXPECT_NE(waiter.wait_change(word, seen), seen);
@@ -131,12 +131,12 @@ TEST(WaiterTest, AYieldThatLosesTheCoreForASliceMakesTheNextWaitsBlock) {
     Waiter waiter;
     waiter.set_policy(kSpinThenYield);
     // The first wait spins, then yields to the busy thread, whose slice
-    // outlasts kSlowYieldNs; it then blocks, and the word moves at 20 ms.
-    wait_long(waiter, 20ms);
+    // outlasts kSlowYieldNs; it then blocks until the word moves.
+    wait_long(waiter);
     slow_yield_seen = waiter.waits_without_yield() == Waiter::kWaitsWithoutYield;
     // The next waits block at once after their spin: each uses up one.
-    wait_long(waiter, 1ms);
-    wait_long(waiter, 1ms);
+    wait_long(waiter);
+    wait_long(waiter);
     EXPECT_EQ(waiter.waits_without_yield(), Waiter::kWaitsWithoutYield - 2);
   });
   waiting.join();
