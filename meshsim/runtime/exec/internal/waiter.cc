@@ -86,10 +86,7 @@ uint32_t Waiter::wait_slow(const WaitWord& word, FunctionRef<bool(uint32_t)> don
     if (policy_.yield_ns > 0) {
       sched_yield();
       if (check(value)) return value;
-      if (yield_phase(Clock::now() + std::chrono::nanoseconds(policy_.yield_ns), check_value,
-                      /*learn=*/false)) {
-        return value;
-      }
+      if (yield_phase(check_value, /*learn=*/false)) return value;
     }
     return block(word, done);
   }
@@ -112,8 +109,7 @@ uint32_t Waiter::wait_slow(const WaitWord& word, FunctionRef<bool(uint32_t)> don
   }
   if (waits_without_yield_ > 0) {
     --waits_without_yield_;
-  } else if (yield_phase(Clock::now() + std::chrono::nanoseconds(policy_.yield_ns), check_value,
-                         /*learn=*/true)) {
+  } else if (yield_phase(check_value, /*learn=*/true)) {
     return value;
   }
   return block(word, done);
@@ -126,8 +122,9 @@ int64_t Waiter::next_spin_ns() {
   return policy_.spin_ns;
 }
 
-bool Waiter::yield_phase(Clock::time_point until, FunctionRef<bool()> check, bool learn) {
-  for (auto before = Clock::now(); before < until;) {
+bool Waiter::yield_phase(FunctionRef<bool()> check, bool learn) {
+  auto before = Clock::now();
+  for (const auto until = before + std::chrono::nanoseconds(policy_.yield_ns); before < until;) {
     sched_yield();
     if (check()) return true;
     const auto after = Clock::now();

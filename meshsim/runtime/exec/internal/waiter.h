@@ -170,11 +170,10 @@ class Waiter {
   // The spin of this wait: the learned budget, or the whole spin_ns as a
   // probe every kProbeEvery-th wait once the budget fell to none.
   int64_t next_spin_ns();
-  // Calls sched_yield until `until` or until check() holds (returns true).
+  // Calls sched_yield for yield_ns, or until check() holds (returns true).
   // With `learn`, a slow yield (load) ends the phase, and the next
   // kWaitsWithoutYield waits skip it.
-  bool yield_phase(std::chrono::steady_clock::time_point until, FunctionRef<bool()> check,
-                   bool learn);
+  bool yield_phase(FunctionRef<bool()> check, bool learn);
   // Tells the tracker of the launch's first cancellation of this waiter.
   void settle_cancelled();
 
