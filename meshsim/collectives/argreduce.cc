@@ -67,7 +67,8 @@ Array arg_reduce(DeviceContext& ctx, const char* op_name, ReduceOp op, const Arr
   const int n = meeting.size();
   Array out = Array::empty(x.shape(), DType::kInt32);
   std::byte* const out_bytes = out.mutable_bytes();
-  meeting.publish(CollectiveCall(op_name, x.dtype(), x.shape()), x.bytes(), out_bytes);
+  const CollectiveCall call(op_name, x.dtype(), x.shape());
+  meeting.publish(call, x.bytes(), out_bytes);
   // Every member scans all inputs into its own output: the same bits
   // everywhere, as each scan runs in rank order.
   meeting.run_direct(x.nbytes(), static_cast<size_t>(n) * x.nbytes(), [&](int, void* output) {

@@ -42,8 +42,8 @@ const RegistryEntry& cheapest(const RegistryTables& t, const CallShape& shape) {
 
 class Chooser {
  public:
-  Chooser(DeviceContext& ctx, AlgorithmRegistry& registry, const char* front_end, AxisNames axes,
-          const CallShape& shape)
+  Chooser(DeviceContext& ctx, AlgorithmRegistry& registry, const char* front_end,
+          const AxisNames& axes, const CallShape& shape)
       : ctx_(ctx), registry_(registry), t_(registry.tables()), front_end_(front_end),
         axes_(axes), shape_(shape) {}
 
@@ -82,13 +82,13 @@ class Chooser {
   AlgorithmRegistry& registry_;
   const RegistryTables& t_;
   const char* front_end_;
-  AxisNames axes_;
+  const AxisNames& axes_;
   const CallShape& shape_;
 };
 
 }  // namespace
 
-AlgorithmChoice choose_algorithm(DeviceContext& ctx, const char* front_end, AxisNames axes,
+AlgorithmChoice choose_algorithm(DeviceContext& ctx, const char* front_end, const AxisNames& axes,
                                  const CallShape& shape, std::string_view requested) {
   AlgorithmRegistry& registry = registry_of(DeviceHooks::runtime(ctx));
   const RegistryTables& t = registry.tables();

@@ -33,7 +33,7 @@ std::pair<int64_t, int64_t> slice_of(int rank, int m, int64_t count, size_t elem
 }  // namespace
 
 Array all_reduce(DeviceContext& ctx, const char* op_name, ReduceOp op, const Array& x,
-                 AxisNames axes, const AxisIndexGroups& index_groups, DType call_dtype,
+                 const AxisNames& axes, const AxisIndexGroups& index_groups, DType call_dtype,
                  std::string_view algorithm) {
   Meeting meeting(ctx, axes, index_groups, op_name);
   const DType out_dtype = reduce_output_dtype(op, x.dtype());

@@ -33,7 +33,7 @@ namespace meshsim::detail {
 // `algorithm` is the call's own choice ("" for the runtime's): any other
 // algorithm than direct runs on the fabric (algorithms/registry.h).
 Array all_reduce(DeviceContext& ctx, const char* op_name, ReduceOp op, const Array& x,
-                 AxisNames axes, const AxisIndexGroups& index_groups, DType call_dtype,
+                 const AxisNames& axes, const AxisIndexGroups& index_groups, DType call_dtype,
                  std::string_view algorithm);
 
 }  // namespace meshsim::detail

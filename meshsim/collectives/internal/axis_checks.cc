@@ -13,13 +13,13 @@
 namespace meshsim::detail {
 namespace {
 
-std::string prefix(const char* op, AxisNames axes) {
+std::string prefix(const char* op, const AxisNames& axes) {
   return std::string(op) + " over " + axes.to_string();
 }
 
 }  // namespace
 
-GroupRef group_for(DeviceContext& ctx, AxisNames axes, const AxisIndexGroups& index_groups,
+GroupRef group_for(DeviceContext& ctx, const AxisNames& axes, const AxisIndexGroups& index_groups,
                    const char* op) {
   try {
     return DeviceHooks::group(ctx, axes, index_groups);
@@ -32,7 +32,7 @@ GroupRef group_for(DeviceContext& ctx, AxisNames axes, const AxisIndexGroups& in
   }
 }
 
-int canonicalize_axis(int axis, int rank, const char* param, const char* op, AxisNames axes,
+int canonicalize_axis(int axis, int rank, const char* param, const char* op, const AxisNames& axes,
                       std::span<const int64_t> shape) {
   if (const std::optional<int> dim = canonical_dimension(axis, rank)) return *dim;
   throw CollectiveShapeError(prefix(op, axes) + ": " + param + "=" + std::to_string(axis) +
@@ -52,7 +52,7 @@ void require_equal_group_sizes(const DeviceContext& ctx, const GroupSet& set, co
   }
 }
 
-int64_t gathered_dim(int64_t dim, int n, const char* op, AxisNames axes,
+int64_t gathered_dim(int64_t dim, int n, const char* op, const AxisNames& axes,
                      std::span<const int64_t> shape) {
   int64_t product = 0;
   if (__builtin_mul_overflow(dim, static_cast<int64_t>(n), &product)) {
@@ -65,7 +65,7 @@ int64_t gathered_dim(int64_t dim, int n, const char* op, AxisNames axes,
 }
 
 void check_result_shape(std::span<const int64_t> out, DType dtype, const char* op,
-                        AxisNames axes, std::span<const int64_t> shape) {
+                        const AxisNames& axes, std::span<const int64_t> shape) {
   int64_t bytes = static_cast<int64_t>(dtype_size(dtype));
   bool zero = false;
   bool overflow = false;

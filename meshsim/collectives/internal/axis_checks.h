@@ -15,7 +15,7 @@ namespace meshsim::detail {
 // This device's group for the collective `op` over `axes` (DeviceHooks::group).
 // An UnknownAxisError, DuplicateAxisError or GroupError from the lookup is
 // rethrown, type kept, with "<op> over <axes>: " in front of its message.
-GroupRef group_for(DeviceContext& ctx, AxisNames axes, const AxisIndexGroups& index_groups,
+GroupRef group_for(DeviceContext& ctx, const AxisNames& axes, const AxisIndexGroups& index_groups,
                    const char* op);
 
 // `axis` in [0, rank), counting from the end when negative, as JAX's
@@ -23,7 +23,7 @@ GroupRef group_for(DeviceContext& ctx, AxisNames axes, const AxisIndexGroups& in
 // axes, the parameter, its value, the valid range and x's shape. `rank` is the
 // rank the parameter indexes (x.rank() + 1 for the new dimension of a stacking
 // all_gather).
-int canonicalize_axis(int axis, int rank, const char* param, const char* op, AxisNames axes,
+int canonicalize_axis(int axis, int rank, const char* param, const char* op, const AxisNames& axes,
                       std::span<const int64_t> shape);
 
 // GroupError, prefixed with "<op> over <axes>: ", unless every group of `set`
@@ -34,11 +34,11 @@ void require_equal_group_sizes(const DeviceContext& ctx, const GroupSet& set, co
 // `dim * n` (a gathered dimension); CollectiveShapeError naming the
 // collective, its axes and x's shape if it exceeds int64_t, so an overflow
 // can never become a wrong result shape.
-int64_t gathered_dim(int64_t dim, int n, const char* op, AxisNames axes,
+int64_t gathered_dim(int64_t dim, int n, const char* op, const AxisNames& axes,
                      std::span<const int64_t> shape);
 // CollectiveShapeError naming the collective, its axes, x's shape and `out`
 // unless an array of shape `out` and `dtype` has at most 2^63 - 1 bytes.
 void check_result_shape(std::span<const int64_t> out, DType dtype, const char* op,
-                        AxisNames axes, std::span<const int64_t> shape);
+                        const AxisNames& axes, std::span<const int64_t> shape);
 
 }  // namespace meshsim::detail

@@ -8,7 +8,8 @@
 //
 // Usage, on every member of the group:
 //   Meeting m(ctx, axes, groups, "all_gather");
-//   m.publish(CollectiveCall("all_gather", x.dtype(), x.shape()).param("tiled", 1), in, out);
+//   CollectiveCall call("all_gather", x.dtype(), x.shape());
+//   m.publish(call.param("tiled", 1), in, out);  // `call` must outlive meet()
 //   m.meet();            // checks the calls match, then everyone proceeds
 //   m.price(...);        // virtual time: the transfers it stands for arrive
 //   ... read m.input(r) ...
@@ -55,7 +56,8 @@ void price_meeting(DeviceContext& ctx, const Rendezvous& rendezvous, int rank,
 
 class Meeting {
  public:
-  Meeting(DeviceContext& ctx, AxisNames axes, const AxisIndexGroups& index_groups, const char* op)
+  Meeting(DeviceContext& ctx, const AxisNames& axes, const AxisIndexGroups& index_groups,
+          const char* op)
       : ctx_(ctx),
         group_(detail::group_for(ctx, axes, index_groups, op)),
         scope_(ctx, op, group_) {}
@@ -67,6 +69,7 @@ class Meeting {
   const GroupRef& group() const { return group_; }
   DeviceContext& context() { return ctx_; }
 
+  // `call` is read in place by meet(), so it must outlive it.
   void publish(const CollectiveCall& call, const void* input, void* output,
                const void* extra = nullptr) {
     group_.rendezvous->slot(group_.rank).publish(call, input, output, extra);
@@ -78,6 +81,8 @@ class Meeting {
       e->bytes = elements * static_cast<int64_t>(dtype_size(call.dtype));
     }
   }
+  void publish(CollectiveCall&& call, const void* input, void* output,
+               const void* extra = nullptr) = delete;
   const Rendezvous::Slot& peer(int rank) const { return group_.rendezvous->slot(rank); }
 
   // The first meeting: see Rendezvous::meet.

@@ -115,15 +115,22 @@ Waiter& DeviceHooks::waiter(DeviceContext& ctx) {
   return ctx.device_.waiter;
 }
 
-GroupRef DeviceHooks::group(DeviceContext& ctx, AxisNames axes,
+GroupRef DeviceHooks::group(DeviceContext& ctx, const AxisNames& axes,
                            const AxisIndexGroups& index_groups) {
   if (!ctx.usable()) ctx.throw_unusable("a collective over " + axes.to_string());
   DeviceState& device = ctx.device_;
   MeshState& mesh = ctx.launch_->mesh();
-  const auto [it, inserted] = device.group_cache.try_emplace(mesh.id());
-  DeviceState::CachedMesh& cached = it->second;
-  cached.last_use = ++device.group_cache_clock;
-  for (const auto& entry : cached.groups) {
+  DeviceState::CachedMesh* cached = device.last_mesh_id == mesh.id() ? device.last_mesh : nullptr;
+  bool inserted = false;
+  if (cached == nullptr) {
+    const auto found = device.group_cache.try_emplace(mesh.id());
+    inserted = found.second;
+    cached = &found.first->second;
+    device.last_mesh_id = mesh.id();
+    device.last_mesh = cached;  // never the entry evicted below
+  }
+  cached->last_use = ++device.group_cache_clock;
+  for (const auto& entry : cached->groups) {
     if (axes.equals(entry.ref.set->axes) && *entry.index_groups == index_groups) return entry.ref;
   }
   ++device.group_cache_misses;
@@ -131,8 +138,9 @@ GroupRef DeviceHooks::group(DeviceContext& ctx, AxisNames axes,
     auto oldest = device.group_cache.end();
     for (auto candidate = device.group_cache.begin(); candidate != device.group_cache.end();
          ++candidate) {
-      if (candidate != it && (oldest == device.group_cache.end() ||
-                              candidate->second.last_use < oldest->second.last_use)) {
+      if (&candidate->second != cached &&
+          (oldest == device.group_cache.end() ||
+           candidate->second.last_use < oldest->second.last_use)) {
         oldest = candidate;
       }
     }
@@ -141,8 +149,8 @@ GroupRef DeviceHooks::group(DeviceContext& ctx, AxisNames axes,
   GroupRef ref = mesh.group(axes, index_groups, ctx.position_);
   // Bounded: a device that uses many groups of one mesh keeps only the recent.
   constexpr size_t kMaxCachedGroups = 64;
-  if (cached.groups.size() >= kMaxCachedGroups) cached.groups.clear();
-  cached.groups.push_back({&ref.set->index_groups, ref});
+  if (cached->groups.size() >= kMaxCachedGroups) cached->groups.clear();
+  cached->groups.push_back({&ref.set->index_groups, ref});
   return ref;
 }
 

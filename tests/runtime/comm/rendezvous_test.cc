@@ -72,8 +72,8 @@ void expect_mismatch_everywhere(int n, bool deep) {
   std::atomic<bool> leader_step_ran{false};
   run_members(n, [&](int rank, Waiter& waiter) {
     Rendezvous::Slot& slot = rendezvous.slot(rank);
-    slot.publish(CollectiveCall("psum", DType::kFloat32, rank == 0 ? small : large), nullptr,
-                 nullptr);
+    const CollectiveCall call("psum", DType::kFloat32, rank == 0 ? small : large);
+    slot.publish(call, nullptr, nullptr);
     try {
       rendezvous.meet(rank, waiter, [&] { leader_step_ran = true; });
     } catch (const CollectiveMismatchError& e) {
@@ -107,14 +107,15 @@ TEST(RendezvousTest, AGroupMeetsAgainAfterAMismatch) {
     const Shape s4 = {4}, s5 = {5};
     std::atomic<int> mismatches{0}, leader_steps{0};
     run_members(n, [&](int rank, Waiter& waiter) {
-      rendezvous.slot(rank).publish(CollectiveCall("psum", DType::kFloat32, rank == 1 ? s5 : s4),
-                                    nullptr, nullptr);
+      const CollectiveCall differing("psum", DType::kFloat32, rank == 1 ? s5 : s4);
+      rendezvous.slot(rank).publish(differing, nullptr, nullptr);
       try {
         rendezvous.meet(rank, waiter);
       } catch (const CollectiveMismatchError&) {
         ++mismatches;
       }
-      rendezvous.slot(rank).publish(CollectiveCall("psum", DType::kFloat32, s4), nullptr, nullptr);
+      const CollectiveCall same("psum", DType::kFloat32, s4);
+      rendezvous.slot(rank).publish(same, nullptr, nullptr);
       rendezvous.meet(rank, waiter, [&] { ++leader_steps; });
       rendezvous.arrive(rank, waiter);
     });
@@ -132,7 +133,8 @@ TEST(RendezvousTest, MeetSharingSharesOnlyInLeaderlessGroups) {
     std::atomic<int> shared{0}, right{0};
     run_members(n, [&](int rank, Waiter& waiter) {
       const int32_t mine = 100 + rank;
-      rendezvous.slot(rank).publish(CollectiveCall("psum", DType::kInt32, s), &mine, nullptr);
+      const CollectiveCall call("psum", DType::kInt32, s);
+      rendezvous.slot(rank).publish(call, &mine, nullptr);
       if (!rendezvous.meet_sharing(rank, waiter, std::as_bytes(std::span(&mine, 1)))) {
         rendezvous.arrive(rank, waiter);
         return;

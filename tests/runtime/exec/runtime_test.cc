@@ -21,8 +21,8 @@ namespace {
 // A plain barrier over `axes` through the group rendezvous.
 void barrier(DeviceContext& ctx, AxisNames axes) {
   const GroupRef g = DeviceHooks::group(ctx, axes);
-  g.rendezvous->slot(g.rank).publish(CollectiveCall("barrier", DType::kFloat32, {}), nullptr,
-                                     nullptr);
+  const CollectiveCall call("barrier", DType::kFloat32, {});
+  g.rendezvous->slot(g.rank).publish(call, nullptr, nullptr);
   g.rendezvous->meet(g.rank, DeviceHooks::waiter(ctx));
 }
 
@@ -151,10 +151,9 @@ TEST(RuntimeTest, MismatchedCallsNameBothDevices) {
                            GroupRef g = DeviceHooks::group(ctx, "x");
                            static const int64_t shape3[] = {3};
                            static const int64_t shape4[] = {4};
-                           g.rendezvous->slot(g.rank).publish(
-                               CollectiveCall("psum", DType::kFloat32,
-                                              ctx.device_id() == 2 ? shape3 : shape4),
-                               nullptr, nullptr);
+                           const CollectiveCall call(
+                               "psum", DType::kFloat32, ctx.device_id() == 2 ? shape3 : shape4);
+                           g.rendezvous->slot(g.rank).publish(call, nullptr, nullptr);
                            g.rendezvous->meet(g.rank, DeviceHooks::waiter(ctx));
                          }),
                CollectiveMismatchError,

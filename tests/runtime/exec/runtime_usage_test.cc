@@ -25,7 +25,8 @@ namespace {
 void named_barrier(DeviceContext& ctx, AxisNames axes, const char* op = "barrier") {
   const GroupRef g = DeviceHooks::group(ctx, axes);
   const OpScope scope(ctx, op, g);
-  g.rendezvous->slot(g.rank).publish(CollectiveCall(op, DType::kFloat32, {}), nullptr, nullptr);
+  const CollectiveCall call(op, DType::kFloat32, {});
+  g.rendezvous->slot(g.rank).publish(call, nullptr, nullptr);
   g.rendezvous->meet(g.rank, DeviceHooks::waiter(ctx));
 }
 

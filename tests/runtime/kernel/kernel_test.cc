@@ -223,8 +223,8 @@ TEST(KernelTest, NestedKernelsAndCollectivesInsideAKernel) {
       // A barrier (as collectives meet) on the group the kernel met in.
       const GroupRef g = DeviceHooks::group(ctx, "x");
       const OpScope scope(ctx, "barrier", g);
-      g.rendezvous->slot(g.rank).publish(CollectiveCall("barrier", DType::kFloat32, {}), nullptr,
-                                         nullptr);
+      const CollectiveCall call("barrier", DType::kFloat32, {});
+      g.rendezvous->slot(g.rank).publish(call, nullptr, nullptr);
       g.rendezvous->meet(g.rank, DeviceHooks::waiter(ctx));
       k.semaphore_signal(sem, k.device_id() + 1, 0);
       if (k.device_id() == 0) {

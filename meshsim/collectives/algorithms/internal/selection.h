@@ -20,7 +20,7 @@ struct AlgorithmChoice {
 // `front_end` names the call in messages and records ("psum"); `requested`
 // is the call's own algorithm option ("" for none). UnknownAlgorithmError /
 // AlgorithmPreconditionError as registry.h says.
-AlgorithmChoice choose_algorithm(DeviceContext& ctx, const char* front_end, AxisNames axes,
+AlgorithmChoice choose_algorithm(DeviceContext& ctx, const char* front_end, const AxisNames& axes,
                                  const CallShape& shape, std::string_view requested);
 
 }  // namespace meshsim

@@ -21,7 +21,8 @@ MeshState::MeshState(Mesh mesh, Fabric& fabric)
 
 uint64_t MeshState::created_count() { return mesh_states_created.load(std::memory_order_relaxed); }
 
-GroupRef MeshState::group(AxisNames axes, const AxisIndexGroups& index_groups, int position) {
+GroupRef MeshState::group(const AxisNames& axes, const AxisIndexGroups& index_groups,
+                          int position) {
   std::lock_guard lock(mu_);
   GroupSet* set = nullptr;
   for (GroupSet& candidate : sets_) {

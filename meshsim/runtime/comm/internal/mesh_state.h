@@ -60,7 +60,7 @@ class MeshState {
 
   // The group of mesh position `position` for `axes` / `index_groups`.
   // Validates both (AxisError, GroupError).
-  GroupRef group(AxisNames axes, const AxisIndexGroups& index_groups, int position);
+  GroupRef group(const AxisNames& axes, const AxisIndexGroups& index_groups, int position);
 
   // After an aborted launch: every rendezvous and every link among the
   // mesh's devices back to its initial state.

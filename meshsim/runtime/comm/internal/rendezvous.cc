@@ -60,13 +60,13 @@ Exchange::Outcome Rendezvous::exchange_meet(int rank, Waiter& waiter, const Exch
 void Rendezvous::meet(int rank, Waiter& waiter, FunctionRef<void()> leader_step) {
   if (!exchange_) return checked_meet(waiter, leader_step);
   // The calls are compared; the leader step still needs everybody held.
-  exchange_meet(rank, waiter, {&slots_[rank].call, false, {}});
+  exchange_meet(rank, waiter, {slots_[rank].call, false, {}});
   arrive_impl(waiter, leader_step);
 }
 
 void Rendezvous::meet(int rank, Waiter& waiter) {
   if (!exchange_) return checked_meet(waiter, [] {});
-  exchange_meet(rank, waiter, {&slots_[rank].call, false, {}});
+  exchange_meet(rank, waiter, {slots_[rank].call, false, {}});
 }
 
 bool Rendezvous::meet_sharing(int rank, Waiter& waiter, std::span<const std::byte> data) {
@@ -74,7 +74,7 @@ bool Rendezvous::meet_sharing(int rank, Waiter& waiter, std::span<const std::byt
     checked_meet(waiter, [] {});
     return false;
   }
-  return exchange_meet(rank, waiter, {&slots_[rank].call, true, data}) ==
+  return exchange_meet(rank, waiter, {slots_[rank].call, true, data}) ==
          Exchange::Outcome::kShared;
 }
 
@@ -95,11 +95,11 @@ std::string Rendezvous::mismatch_message(const CollectiveCall& first, int rank,
 
 void Rendezvous::check_calls() {
   failed_ = false;
-  const CollectiveCall& first = slots_[0].call;
+  const CollectiveCall& first = *slots_[0].call;
   for (int rank = 1; rank < size(); ++rank) {
-    if (slots_[rank].call.same_as(first)) continue;
+    if (slots_[rank].call->same_as(first)) continue;
     failed_ = true;
-    error_ = mismatch_message(first, rank, slots_[rank].call);
+    error_ = mismatch_message(first, rank, *slots_[rank].call);
     return;
   }
 }

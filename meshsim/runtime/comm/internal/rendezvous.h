@@ -7,8 +7,9 @@
 // and takes no lock.
 //
 // Protocol for one collective, as each member runs it:
-//   1. fill slot(rank): the call (op, dtype, shape, parameters) and buffer
-//      pointers — peers may read those buffers in place (zero copy);
+//   1. fill slot(rank): the call (op, dtype, shape, parameters; the
+//      caller's, alive until its meet() returns) and buffer pointers — peers
+//      may read those buffers in place (zero copy);
 //   2. meet(): all members' calls are compared (exactly:
 //      CollectiveCall::same_as; a difference fails the whole group with one
 //      CollectiveMismatchError). A leader step, if given, runs on one member
@@ -52,18 +53,21 @@ class Rendezvous {
   // What a member publishes for its peers. Cache-line aligned: each member
   // writes only its own slot.
   struct alignas(64) Slot {
+    // `c` is read by the meeting (not copied: a call is ~200 bytes): it must
+    // outlive the member's meet().
     void publish(const CollectiveCall& c, const void* in, void* out, const void* ex = nullptr) {
-      call = c;
+      call = &c;
       input = in;
       output = out;
       extra = ex;
     }
+    void publish(CollectiveCall&& c, const void* in, void* out, const void* ex = nullptr) = delete;
 
     const void* input = nullptr;
     void* output = nullptr;
     // Per-member extra data of an operation (e.g. ragged offsets); opaque here.
     const void* extra = nullptr;
-    CollectiveCall call;
+    const CollectiveCall* call = nullptr;
     // Virtual time: the member's clock at its last two posting meetings, by
     // parity of `clock_posts` (post_clock).
     double clock[2] = {0, 0};

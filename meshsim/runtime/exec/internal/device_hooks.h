@@ -24,7 +24,7 @@ struct DeviceHooks {
   // a hit takes no lock and allocates nothing. group() and waiter() throw
   // RuntimeUsageError when the context is used outside its launch
   // (DeviceContext).
-  static GroupRef group(DeviceContext& ctx, AxisNames axes,
+  static GroupRef group(DeviceContext& ctx, const AxisNames& axes,
                         const AxisIndexGroups& index_groups = {});
   static Waiter& waiter(DeviceContext& ctx);
   // The runtime the device belongs to.

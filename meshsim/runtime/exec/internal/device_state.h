@@ -100,6 +100,11 @@ struct alignas(64) DeviceState {
     uint64_t last_use = 0;  // group_cache_clock at the last lookup
   };
   std::unordered_map<uint64_t, CachedMesh> group_cache;
+  // The entry of the mesh looked up last (a node of group_cache, whose
+  // address is stable until it is erased): a device's collectives mostly
+  // follow each other on one mesh, and this skips hashing its id.
+  uint64_t last_mesh_id = 0;
+  CachedMesh* last_mesh = nullptr;
   uint64_t group_cache_clock = 0;
   uint64_t group_cache_misses = 0;  // lookups that went to MeshState (for tests)
 };
