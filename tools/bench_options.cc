@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -16,6 +17,7 @@
 #include "meshsim/mesh/error.h"
 #include "meshsim/runtime/array/dtype.h"
 #include "meshsim/runtime/exec/runtime.h"
+#include "meshsim/runtime/exec/wait_policy.h"
 #include "tools/bench_help.h"
 #include "tools/cli_parse.h"
 
@@ -145,7 +147,8 @@ BenchCommand::BenchCommand(CLI::App& bench) {
       ->capture_default_str();
   bench.add_option("--exec", exec_,
                    "How devices run: threads (an OS thread each) or fibers (fibers on a few "
-                   "worker threads, one per usable core); default: MESHSIM_EXEC, else threads");
+                   "worker threads, one per usable core); default: MESHSIM_EXEC, else threads "
+                   "when every device of the mesh has a usable core and fibers when not");
   bench.add_option("--topology", topology_,
                    "Also model one call per size on this network: a JSON file or a spec such as "
                    "ring:bw=50GB/s,lat=500ns (see below); adds modeled time and busbw columns");
@@ -225,6 +228,11 @@ BenchOptions BenchCommand::options() const {
     } catch (const InvalidArgumentError&) {
       throw bad_value("--exec", exec_, "choose threads or fibers");
     }
+  } else if (std::getenv("MESHSIM_EXEC") == nullptr) {
+    // Devices that outnumber the cores meet in user space on fibers, many
+    // times faster than OS threads that must yield to each other (the README's
+    // execution modes); where each has a core, threads spin and are faster.
+    o.exec = o.mesh.size() > usable_cores() ? ExecutionMode::kFibers : ExecutionMode::kThreads;
   }
   require_at_least("--timeout-ms", timeout_ms_, 0);
   o.timeout = std::chrono::milliseconds(timeout_ms_);

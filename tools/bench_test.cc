@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cctype>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <set>
@@ -19,6 +20,7 @@
 #include "meshsim/mesh/axis_groups.h"
 #include "meshsim/mesh/error.h"
 #include "meshsim/runtime/exec/runtime.h"
+#include "meshsim/runtime/exec/wait_policy.h"
 #include "support/expect_error.h"
 #include "tools/bench_collectives.h"
 #include "tools/bench_help.h"
@@ -115,6 +117,23 @@ TEST(ParseBenchArgsTest, Defaults) {
   EXPECT_EQ(o.format, OutputFormat::kTable);
   EXPECT_EQ(o.timeout.count(), 60000);
   EXPECT_EQ(o.group_size(), 8);
+}
+
+// Without --exec (and MESHSIM_EXEC), a mesh runs on threads while each of its
+// devices has a usable core, and on fibers once the devices outnumber them.
+TEST(ParseBenchArgsTest, ExecDefaultsToFibersOnlyWhenDevicesOutnumberTheCores) {
+  const std::string cores = std::to_string(usable_cores());
+  const std::string more = std::to_string(usable_cores() + 1);
+  if (std::getenv("MESHSIM_EXEC") != nullptr) {  // the fiber pass of ctest: the runtime reads it
+    EXPECT_FALSE(parse_bench_args({"all_reduce", "--mesh", more}).exec.has_value());
+    return;
+  }
+  EXPECT_EQ(parse_bench_args({"all_reduce", "--mesh", cores}).exec, ExecutionMode::kThreads);
+  EXPECT_EQ(parse_bench_args({"all_reduce", "--mesh", more}).exec, ExecutionMode::kFibers);
+  EXPECT_EQ(parse_bench_args({"all_reduce", "--mesh", more, "--exec", "threads"}).exec,
+            ExecutionMode::kThreads);
+  EXPECT_EQ(parse_bench_args({"all_reduce", "--mesh", "1", "--exec", "fibers"}).exec,
+            ExecutionMode::kFibers);
 }
 
 TEST(ParseBenchArgsTest, EveryOption) {
