@@ -107,15 +107,17 @@ S_max):
                       pbroadcast are zero-copy (the result shares the source's
                       storage), so they time the meeting, not a copy, and
                       their algbw is not a memory bandwidth.
-Small sizes are bound by meetings, not bytes. The header also measures the
-meeting floor on D device threads (D = the mesh's devices; a runtime of its
-own, before the sweep): the time of one episode of a yield barrier (a shared
-counter; waiters spin while every thread has a core, else call sched_yield;
-they never block), the cheapest way for D threads to meet on this machine,
-and of std::barrier for comparison. A collective whose groups span all D
-devices meets at least once, so at small S it cannot beat one such episode:
-with more devices than cores, D / cores context switches per core. Groups
-over a sub-axis may meet faster while cores are free.
+Devices run as OS threads while each has a usable core, and as fibers on one
+worker thread per core once they outnumber the cores (--exec overrides; the
+header says which ran). Small sizes are bound by meetings, not bytes. The
+header also measures the meeting floor on the D devices (D = the mesh's
+devices; a runtime of its own, before the sweep): the time of one episode of
+a yield barrier (a shared counter; waiters spin while every thread has a
+core, else yield; they never block), the cheapest way for D devices to meet
+on this machine, and on threads of std::barrier for comparison. A collective
+whose groups span all D devices meets at least once, so at small S it cannot
+beat one such episode. Groups over a sub-axis may meet faster while cores
+are free.
 
 Inputs hold small integers, exact in every dtype, so a correct result is
 bitwise equal to the reference computed sequentially on the host from all

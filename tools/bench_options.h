@@ -45,7 +45,7 @@ struct BenchOptions {
   std::chrono::milliseconds timeout{60000};
   // How the runtime runs the devices (--exec; without it, threads when the mesh
   // has no more devices than usable cores, else fibers); unset only when
-  // MESHSIM_EXEC is set, which the runtime then reads.
+  // MESHSIM_EXEC is set and not empty, which the runtime then reads.
   std::optional<ExecutionMode> exec;
   // --topology: each size also runs one call in virtual time on a model
   // (--network) of this topology (mesh position p on node p); topology_text

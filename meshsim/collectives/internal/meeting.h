@@ -81,7 +81,7 @@ class Meeting {
       e->bytes = elements * static_cast<int64_t>(dtype_size(call.dtype));
     }
   }
-  void publish(CollectiveCall&& call, const void* input, void* output,
+  void publish(const CollectiveCall&& call, const void* input, void* output,
                const void* extra = nullptr) = delete;
   const Rendezvous::Slot& peer(int rank) const { return group_.rendezvous->slot(rank); }
 

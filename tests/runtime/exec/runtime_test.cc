@@ -8,6 +8,7 @@
 #include <atomic>
 #include <limits>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -313,6 +314,35 @@ TEST(RuntimeTimeoutTest, ADevicePollingWithYieldStopsAtTheTimeout) {
                          }),
                TimeoutError, "timed out after 100 ms");
   EXPECT_THAT(caught, ::testing::HasSubstr("DeviceContext::yield of device 0: the launch failed"));
+}
+
+// A device that caught its cancellation and goes on cannot meet again, in a
+// leaderless group (4) or a counting one (12): as the last to arrive it would
+// lead a meeting whose other members unwound. It gets a CancelledError at
+// once, and the launch reports the first error.
+TEST(RuntimeTest, ADeviceThatCaughtItsCancellationCannotMeetAgain) {
+  for (const int n : {4, 12}) {
+    Runtime rt(n);
+    std::atomic<int> refused{0};
+    EXPECT_ERROR(rt.launch(Mesh::make({{"x", n}}),
+                           [&](DeviceContext& ctx) {
+                             if (ctx.position() == 0) throw InvalidArgumentError("first");
+                             try {
+                               barrier(ctx, "x");
+                             } catch (const CancelledError&) {
+                               try {
+                                 barrier(ctx, "x");
+                               } catch (const CancelledError& e) {
+                                 if (std::string(e.what()).find(
+                                         "a meeting of axes 'x'") != std::string::npos) {
+                                   refused.fetch_add(1);
+                                 }
+                               }
+                             }
+                           }),
+                 InvalidArgumentError, "device 0: first");
+    EXPECT_EQ(refused.load(), n - 1) << n;
+  }
 }
 
 // The largest timeout is no timeout that fires at once (the deadline used

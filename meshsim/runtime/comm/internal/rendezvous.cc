@@ -25,6 +25,15 @@ std::string Rendezvous::describe() const {
   return out + "]";
 }
 
+// A device that already settled in its failed launch (its body caught a
+// CancelledError and went on) must not meet: peers no longer wait for it, so
+// as a leader it could read calls and write outputs of members that unwound.
+void Rendezvous::refuse_if_settled(Waiter& waiter) const {
+  if (waiter.cancel_if_aborted()) {
+    throw CancelledError("a meeting of " + describe() + ": the launch failed and was cancelled");
+  }
+}
+
 template <class Leader>
 bool Rendezvous::arrive_impl(Waiter& waiter, Leader&& leader) {
   const uint32_t generation = released_.load();
@@ -58,6 +67,7 @@ Exchange::Outcome Rendezvous::exchange_meet(int rank, Waiter& waiter, const Exch
 }
 
 void Rendezvous::meet(int rank, Waiter& waiter, FunctionRef<void()> leader_step) {
+  refuse_if_settled(waiter);
   if (!exchange_) return checked_meet(waiter, leader_step);
   // The calls are compared; the leader step still needs everybody held.
   exchange_meet(rank, waiter, {slots_[rank].call, false, {}});
@@ -65,11 +75,13 @@ void Rendezvous::meet(int rank, Waiter& waiter, FunctionRef<void()> leader_step)
 }
 
 void Rendezvous::meet(int rank, Waiter& waiter) {
+  refuse_if_settled(waiter);
   if (!exchange_) return checked_meet(waiter, [] {});
   exchange_meet(rank, waiter, {slots_[rank].call, false, {}});
 }
 
 bool Rendezvous::meet_sharing(int rank, Waiter& waiter, std::span<const std::byte> data) {
+  refuse_if_settled(waiter);
   if (!exchange_) {
     checked_meet(waiter, [] {});
     return false;
@@ -79,6 +91,7 @@ bool Rendezvous::meet_sharing(int rank, Waiter& waiter, std::span<const std::byt
 }
 
 void Rendezvous::arrive(int rank, Waiter& waiter) {
+  refuse_if_settled(waiter);
   if (exchange_) {
     exchange_->meet(rank, waiter, {});
   } else {
@@ -108,7 +121,10 @@ void Rendezvous::reset() {
   arrived_.store(0, std::memory_order_relaxed);
   released_.clear_poison();
   if (exchange_) exchange_->reset();
-  for (int rank = 0; rank < size(); ++rank) slots_[rank].clock_posts = 0;
+  for (int rank = 0; rank < size(); ++rank) {
+    slots_[rank].clock_posts = 0;
+    slots_[rank].call = nullptr;  // its caller unwound
+  }
   failed_ = false;
 }
 

@@ -61,7 +61,8 @@ class Rendezvous {
       output = out;
       extra = ex;
     }
-    void publish(CollectiveCall&& c, const void* in, void* out, const void* ex = nullptr) = delete;
+    void publish(const CollectiveCall&& c, const void* in, void* out,
+                 const void* ex = nullptr) = delete;
 
     const void* input = nullptr;
     void* output = nullptr;
@@ -138,6 +139,8 @@ class Rendezvous {
   void reset();
 
  private:
+  // CancelledError for a device that already settled in its failed launch.
+  void refuse_if_settled(Waiter& waiter) const;
   template <class Leader>
   bool arrive_impl(Waiter& waiter, Leader&& leader);
   // The counting meeting whose leader compares the calls.

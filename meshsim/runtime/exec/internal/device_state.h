@@ -103,7 +103,7 @@ struct alignas(64) DeviceState {
   // The entry of the mesh looked up last (a node of group_cache, whose
   // address is stable until it is erased): a device's collectives mostly
   // follow each other on one mesh, and this skips hashing its id.
-  uint64_t last_mesh_id = 0;
+  uint64_t last_mesh_id = UINT64_MAX;  // no mesh yet
   CachedMesh* last_mesh = nullptr;
   uint64_t group_cache_clock = 0;
   uint64_t group_cache_misses = 0;  // lookups that went to MeshState (for tests)
