@@ -124,6 +124,43 @@ TEST(RendezvousTest, AGroupMeetsAgainAfterAMismatch) {
   }
 }
 
+// A group compares the calls of a loop's repeats cheaply (each member against
+// its own last call, when the last meeting's calls were all equal), still
+// exactly: a member that changes its call, after a run of equal meetings, a
+// mismatch, or a meeting of calls too deep to post, is a mismatch everywhere.
+TEST(RendezvousTest, RepeatedCallsAreStillComparedExactly) {
+  const Shape a = {4}, b = {5}, deep(9, 1);
+  // Round r: member 1 calls rounds[r].odd, every other member rounds[r].rest.
+  struct Round {
+    const Shape* rest;
+    const Shape* odd;
+  };
+  const std::vector<Round> rounds = {{&a, &a}, {&a, &a}, {&a, &a}, {&a, &b}, {&a, &b},
+                                     {&a, &a}, {&a, &a}, {&deep, &deep}, {&a, &b},
+                                     {&deep, &deep}, {&deep, &deep}, {&a, &b}, {&b, &b},
+                                     {&b, &a}};
+  for (const int n : {3, Exchange::kMaxMembers + 2}) {
+    Rendezvous rendezvous(ids(n), "test group");
+    std::vector<std::atomic<int>> mismatches(rounds.size());
+    run_members(n, [&](int rank, Waiter& waiter) {
+      for (size_t r = 0; r < rounds.size(); ++r) {
+        const CollectiveCall call("psum", DType::kFloat32,
+                                  rank == 1 ? *rounds[r].odd : *rounds[r].rest);
+        rendezvous.slot(rank).publish(call, nullptr, nullptr);
+        try {
+          rendezvous.meet(rank, waiter);
+        } catch (const CollectiveMismatchError&) {
+          ++mismatches[r];
+        }
+      }
+    });
+    for (size_t r = 0; r < rounds.size(); ++r) {
+      EXPECT_EQ(mismatches[r].load(), rounds[r].rest == rounds[r].odd ? 0 : n)
+          << "group of " << n << ", round " << r;
+    }
+  }
+}
+
 // meet_sharing hands every member each peer's bytes in a leaderless group
 // (and reports it did not share in a counting one, which still meets).
 TEST(RendezvousTest, MeetSharingSharesOnlyInLeaderlessGroups) {

@@ -47,7 +47,18 @@ bool Rendezvous::arrive_impl(Waiter& waiter, Leader&& leader) {
   return false;
 }
 
-void Rendezvous::checked_meet(Waiter& waiter, FunctionRef<void()> leader_step) {
+void Rendezvous::checked_meet(int rank, Waiter& waiter, FunctionRef<void()> leader_step) {
+  // A loop repeats its calls: each member compares its own with the one it
+  // made last time, in its own cache, instead of the leader reading every
+  // member's (cross-core misses on the path that holds the whole group).
+  Slot& own = slots_[rank];
+  if (!own.last_call) own.last_call = std::make_unique<StoredCall>();
+  if (StoredCall::fits(*own.call)) {
+    own.repeats = own.last_call->store(*own.call);
+  } else {
+    own.last_call->clear();
+    own.repeats = false;
+  }
   arrive_impl(waiter, [&] {
     check_calls();
     if (!failed_) leader_step();
@@ -62,13 +73,13 @@ Exchange::Outcome Rendezvous::exchange_meet(int rank, Waiter& waiter, const Exch
     throw CollectiveMismatchError(
         mismatch_message(exchange_->call(rank, 0), other, exchange_->call(rank, other)));
   }
-  if (outcome == Exchange::Outcome::kUnchecked) checked_meet(waiter, [] {});
+  if (outcome == Exchange::Outcome::kUnchecked) checked_meet(rank, waiter, [] {});
   return outcome;
 }
 
 void Rendezvous::meet(int rank, Waiter& waiter, FunctionRef<void()> leader_step) {
   refuse_if_settled(waiter);
-  if (!exchange_) return checked_meet(waiter, leader_step);
+  if (!exchange_) return checked_meet(rank, waiter, leader_step);
   // The calls are compared; the leader step still needs everybody held.
   exchange_meet(rank, waiter, {slots_[rank].call, false, {}});
   arrive_impl(waiter, leader_step);
@@ -76,14 +87,14 @@ void Rendezvous::meet(int rank, Waiter& waiter, FunctionRef<void()> leader_step)
 
 void Rendezvous::meet(int rank, Waiter& waiter) {
   refuse_if_settled(waiter);
-  if (!exchange_) return checked_meet(waiter, [] {});
+  if (!exchange_) return checked_meet(rank, waiter, [] {});
   exchange_meet(rank, waiter, {slots_[rank].call, false, {}});
 }
 
 bool Rendezvous::meet_sharing(int rank, Waiter& waiter, std::span<const std::byte> data) {
   refuse_if_settled(waiter);
   if (!exchange_) {
-    checked_meet(waiter, [] {});
+    checked_meet(rank, waiter, [] {});
     return false;
   }
   return exchange_meet(rank, waiter, {slots_[rank].call, true, data}) ==
@@ -108,6 +119,11 @@ std::string Rendezvous::mismatch_message(const CollectiveCall& first, int rank,
 
 void Rendezvous::check_calls() {
   failed_ = false;
+  if (verified_ && std::all_of(slots_.get(), slots_.get() + size(),
+                               [](const Slot& s) { return s.repeats; })) {
+    return;
+  }
+  verified_ = false;
   const CollectiveCall& first = *slots_[0].call;
   for (int rank = 1; rank < size(); ++rank) {
     if (slots_[rank].call->same_as(first)) continue;
@@ -115,6 +131,7 @@ void Rendezvous::check_calls() {
     error_ = mismatch_message(first, rank, *slots_[rank].call);
     return;
   }
+  verified_ = true;
 }
 
 void Rendezvous::reset() {
@@ -126,6 +143,7 @@ void Rendezvous::reset() {
     slots_[rank].call = nullptr;  // its caller unwound
   }
   failed_ = false;
+  verified_ = false;
 }
 
 }  // namespace meshsim

@@ -42,6 +42,7 @@
 
 #include "meshsim/runtime/comm/internal/collective_call.h"
 #include "meshsim/runtime/comm/internal/exchange.h"
+#include "meshsim/runtime/comm/internal/stored_call.h"
 #include "meshsim/runtime/exec/internal/function_ref.h"
 #include "meshsim/runtime/exec/internal/wait_word.h"
 #include "meshsim/runtime/exec/internal/waiter.h"
@@ -69,10 +70,17 @@ class Rendezvous {
     // Per-member extra data of an operation (e.g. ragged offsets); opaque here.
     const void* extra = nullptr;
     const CollectiveCall* call = nullptr;
+    // Counting meetings: whether `call` equals the member's call at the
+    // group's previous counting meeting (`last_call`, which only the member
+    // reads and writes).
+    bool repeats = false;
     // Virtual time: the member's clock at its last two posting meetings, by
     // parity of `clock_posts` (post_clock).
     double clock[2] = {0, 0};
     uint32_t clock_posts = 0;
+    // Made by the member at its first counting meeting (a group of 65,536
+    // that never meets so costs no copies).
+    std::unique_ptr<StoredCall> last_call;
   };
 
   // `agent_ids` in rank order: the members' ids in the launch's mesh (the
@@ -144,7 +152,7 @@ class Rendezvous {
   template <class Leader>
   bool arrive_impl(Waiter& waiter, Leader&& leader);
   // The counting meeting whose leader compares the calls.
-  void checked_meet(Waiter& waiter, FunctionRef<void()> leader_step);
+  void checked_meet(int rank, Waiter& waiter, FunctionRef<void()> leader_step);
   void check_calls();
   // The leaderless meeting; throws CollectiveMismatchError, and runs the
   // counting one when some call was too large to post.
@@ -161,6 +169,10 @@ class Rendezvous {
   WaitWord released_;
   // Set by the leader before release, read by members after it.
   bool failed_ = false;
+  // The calls of the previous counting meeting were all equal (and each
+  // member's last_call holds it, or no call): if every member repeats its
+  // call, the calls are equal again, and the leader compares none of them.
+  bool verified_ = false;
   std::string error_;
 };
 

@@ -26,8 +26,10 @@ class StoredCall {
   }
   // Stores `call`, which must fit. Writes nothing when the stored call is
   // already the same, so a call repeated in a loop leaves this memory clean in
-  // every reader's cache.
-  void store(const CollectiveCall& call);
+  // every reader's cache. Returns whether it was the same.
+  bool store(const CollectiveCall& call);
+  // Back to no call: store() then reports no call as the same.
+  void clear() { call_ = CollectiveCall(); }
   // The stored call; its spans point into this object.
   const CollectiveCall& view() const { return call_; }
 
