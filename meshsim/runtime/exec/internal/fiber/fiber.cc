@@ -145,10 +145,9 @@ void Fiber::yield() {
   switch_to_worker(/*final=*/false);
 }
 
-std::optional<Fiber::Wake> Fiber::wake_reason(uint64_t scan,
-                                              std::optional<Clock::time_point>& now) const {
+Fiber::Wake Fiber::wake_reason(uint64_t scan, std::optional<Clock::time_point>& now) const {
   if (state_ == State::kNew || state_ == State::kYielded) return Wake::kReady;
-  if (state_ != State::kParked) return std::nullopt;
+  if (state_ != State::kParked) return Wake::kStay;
   const uint32_t value = word_->load();
   if (WaitWord::is_poisoned(value) ||
       (aborted_ != nullptr && aborted_->load(std::memory_order_seq_cst)) || (*done_)(value)) {
@@ -159,7 +158,7 @@ std::optional<Fiber::Wake> Fiber::wake_reason(uint64_t scan,
     if (*now >= deadline_) return Wake::kDeadline;
   }
   if (!announced_ && scan - parked_at_scan_ >= kAnnounceAfterScans) return Wake::kAnnounce;
-  return std::nullopt;
+  return Wake::kStay;
 }
 
 }  // namespace meshsim

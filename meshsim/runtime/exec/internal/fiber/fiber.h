@@ -43,6 +43,7 @@ class Fiber {
     kReady,     // its condition holds, its word was poisoned, or its launch aborted
     kDeadline,  // its deadline passed
     kAnnounce,  // its worker is about to sleep: announce the wait, then park announced
+    kStay,      // wake_reason(): not to be resumed now
   };
 
   // Device `position` of `launch`, on a stack taken from `stacks`
@@ -68,9 +69,12 @@ class Fiber {
 
   // --- The worker's side ---
 
-  // Whether to resume the fiber now, and why. `scan` counts the worker's
-  // passes over its fibers; `now` is read only if needed (then cached).
-  std::optional<Wake> wake_reason(uint64_t scan, std::optional<Clock::time_point>& now) const;
+  // Whether to resume the fiber now, and why (kStay: not now). `scan` counts
+  // the worker's passes over its fibers; `now` is read only if needed (then
+  // cached). A plain enum, not an optional: GCC built the optional in memory
+  // and read it back whole, a stalled store forward on every fiber of every
+  // pass (a tenth of a 64-device psum loop).
+  Wake wake_reason(uint64_t scan, std::optional<Clock::time_point>& now) const;
   // Parked with its wait announced: the worker may sleep with it parked.
   bool announced() const { return state_ == State::kParked && announced_; }
   // When the worker must look again even if nothing rings (kNoDeadline: never).

@@ -32,7 +32,7 @@ bool FiberRunner::resume_at(size_t i, Fiber::Wake why) {
 bool FiberRunner::any_ready() {
   std::optional<Clock::time_point> now;
   return std::any_of(fibers_.begin(), fibers_.end(),
-                     [&](const Fiber* f) { return f->wake_reason(scan_, now).has_value(); });
+                     [&](const Fiber* f) { return f->wake_reason(scan_, now) != Fiber::Wake::kStay; });
 }
 
 bool FiberRunner::step(FunctionRef<bool()> interrupted) {
@@ -40,9 +40,9 @@ bool FiberRunner::step(FunctionRef<bool()> interrupted) {
   bool resumed = false;
   std::optional<Clock::time_point> now;
   for (size_t i = 0; i < fibers_.size();) {
-    if (const auto why = fibers_[i]->wake_reason(scan_, now)) {
+    if (const Fiber::Wake why = fibers_[i]->wake_reason(scan_, now); why != Fiber::Wake::kStay) {
       resumed = true;
-      if (!resume_at(i, *why)) continue;
+      if (!resume_at(i, why)) continue;
     }
     ++i;
   }
