@@ -127,7 +127,9 @@ TEST(RendezvousTest, AGroupMeetsAgainAfterAMismatch) {
 // A group compares the calls of a loop's repeats cheaply (each member against
 // its own last call, when the last meeting's calls were all equal), still
 // exactly: a member that changes its call, after a run of equal meetings, a
-// mismatch, or a meeting of calls too deep to post, is a mismatch everywhere.
+// mismatch, or a meeting of calls too deep to post, is a mismatch everywhere,
+// and so is a mismatch every member repeats (rounds 3-5: a leaderless group
+// posts by parity, so round 5 repeats round 3).
 TEST(RendezvousTest, RepeatedCallsAreStillComparedExactly) {
   const Shape a = {4}, b = {5}, deep(9, 1);
   // Round r: member 1 calls rounds[r].odd, every other member rounds[r].rest.
@@ -136,7 +138,7 @@ TEST(RendezvousTest, RepeatedCallsAreStillComparedExactly) {
     const Shape* odd;
   };
   const std::vector<Round> rounds = {{&a, &a}, {&a, &a}, {&a, &a}, {&a, &b}, {&a, &b},
-                                     {&a, &a}, {&a, &a}, {&deep, &deep}, {&a, &b},
+                                     {&a, &b}, {&a, &a}, {&deep, &deep}, {&a, &b},
                                      {&deep, &deep}, {&deep, &deep}, {&a, &b}, {&b, &b},
                                      {&b, &a}};
   for (const int n : {3, Exchange::kMaxMembers + 2}) {

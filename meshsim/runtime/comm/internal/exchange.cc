@@ -10,7 +10,10 @@ struct Header {
   enum Kind : uint8_t { kBarrier, kStoredCall, kUnstoredCall };
   uint16_t bytes = 0;  // shared data
   Kind kind = kBarrier;
-  bool shared = false;
+  bool shared : 1 = false;
+  // The call equals the member's call at the last meeting of this parity
+  // that carried one, whose calls were all equal (Member::equal_at).
+  bool repeats : 1 = false;
 };
 // Inline data starts 16 bytes into the (64-aligned) line: aligned for any
 // element type, since members read it as typed arrays.
@@ -41,6 +44,10 @@ struct alignas(64) Exchange::Member {
   WaitWord posted[2];
   std::unique_ptr<Extra> extra[2];  // read by peers: not in the line of `meetings`
   alignas(64) uint32_t meetings = 0;
+  // By parity: whether the calls of the member's last meeting of that parity
+  // that carried calls were all equal. Every member makes the same meetings
+  // and reaches the same outcome, so each knows it of all.
+  bool equal_at[2] = {false, false};
 
   Extra& extra_for(int parity) {
     if (!extra[parity]) extra[parity] = std::make_unique<Extra>();
@@ -62,7 +69,7 @@ Exchange::Outcome Exchange::meet(int rank, Waiter& waiter, const Post& post) {
   if (post.call != nullptr) {
     if (StoredCall::fits(*post.call)) {
       header.kind = Header::kStoredCall;
-      me.extra_for(parity).call.store(*post.call);
+      header.repeats = me.extra_for(parity).call.store(*post.call) && me.equal_at[parity];
     } else {
       header.kind = Header::kUnstoredCall;
     }
@@ -90,11 +97,15 @@ Exchange::Outcome Exchange::meet(int rank, Waiter& waiter, const Post& post) {
     all_shared = all_shared && h.shared;
     if (post.call == nullptr) continue;
     all_stored = all_stored && h.kind == Header::kStoredCall;
-    if (all_stored && all_same) {
+    // Two members that both repeat still call alike: each call equals its
+    // member's last of this parity, and those were all equal. A loop's
+    // repeats so compare nothing (each member checked its own call above).
+    if (all_stored && all_same && !(header.repeats && h.repeats)) {
       all_same = members_[r].extra[parity]->call.view().same_as(*post.call);
     }
   }
   if (post.call == nullptr) return Outcome::kMet;
+  me.equal_at[parity] = all_stored && all_same;
   if (!all_stored) return Outcome::kUnchecked;
   if (!all_same) return Outcome::kMismatch;
   return all_shared ? Outcome::kShared : Outcome::kMet;
@@ -132,6 +143,7 @@ bool Exchange::owns(const WaitWord* word) const {
 void Exchange::reset() {
   for (int r = 0; r < members_count_; ++r) {
     members_[r].meetings = 0;
+    members_[r].equal_at[0] = members_[r].equal_at[1] = false;
     for (WaitWord& w : members_[r].posted) w.reset();
   }
 }
