@@ -422,7 +422,7 @@ std::shared_ptr<MeshState> RuntimeImpl::intern(const Mesh& mesh) {
     meshes_.splice(meshes_.begin(), meshes_, it->second);  // iterators stay valid
     return it->second->state;
   }
-  meshes_.push_front({hash, std::make_shared<MeshState>(mesh, fabric_)});
+  meshes_.push_front({hash, std::make_shared<MeshState>(mesh, fabric_, group_layouts_)});
   mesh_index_.emplace(hash, meshes_.begin());
   std::shared_ptr<MeshState> fresh = meshes_.front().state;
   // Drop the least recently launched meshes no launch holds. use_count() is

@@ -1,7 +1,8 @@
 // The runtime's interned meshes (MeshState) and the per-device group cache:
 // launches on 10,000 different sub-meshes keep the interned set bounded and
 // stay right after eviction; a mesh a running launch uses is never evicted; a
-// loop over 100 meshes reuses both the interned state and the group cache.
+// loop over 100 meshes reuses both the interned state and the group cache;
+// meshes of one shape share their group layouts.
 
 #include <gtest/gtest.h>
 
@@ -9,6 +10,7 @@
 #include <cstdint>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "meshsim/mesh/abstract_mesh.h"
@@ -18,6 +20,7 @@
 #include "meshsim/runtime/exec/device_context.h"
 #include "meshsim/runtime/exec/internal/device_hooks.h"
 #include "meshsim/runtime/exec/internal/device_state.h"
+#include "meshsim/runtime/exec/internal/runtime_impl.h"
 #include "meshsim/runtime/exec/runtime.h"
 
 namespace meshsim::mesh_interning_test {
@@ -125,6 +128,40 @@ TEST(MeshInterningTest, ALoopOverAHundredMeshesReusesTheirState) {
     EXPECT_EQ(got, (std::vector<int>{mesh.device_ids()[1], mesh.device_ids()[0]})) << mesh;
   }
   EXPECT_EQ(MeshState::created_count(), created);
+}
+
+// Which positions form each group depends on the mesh's shape only: meshes of
+// one shape on other devices share the layout (computed once per axes), and
+// each still meets on its own devices.
+TEST(MeshInterningTest, MeshesOfOneShapeShareTheirGroupLayouts) {
+  Runtime rt(8);
+  const GroupLayouts& layouts = RuntimeHooks::impl(rt).group_layouts();
+  const AbstractMesh shape({{"x", 2}, {"y", 2}});
+  const Mesh low(shape, {0, 1, 2, 3}), high(shape, {7, 6, 5, 4});
+  // Per position: the device ids of its group over "x", then over ("x", "y").
+  const auto groups_of = [&](const Mesh& mesh) {
+    std::vector<std::vector<int>> over_x(4), over_all(4);
+    rt.launch(mesh, [&](DeviceContext& ctx) {
+      const std::span<const int> x = DeviceHooks::group(ctx, "x").rendezvous->device_ids();
+      const std::span<const int> all =
+          DeviceHooks::group(ctx, {"x", "y"}).rendezvous->device_ids();
+      over_x[ctx.position()].assign(x.begin(), x.end());
+      over_all[ctx.position()].assign(all.begin(), all.end());
+    });
+    return std::pair(over_x, over_all);
+  };
+  const uint64_t before = layouts.computed();
+  const auto [low_x, low_all] = groups_of(low);
+  EXPECT_EQ(layouts.computed(), before + 2);
+  const auto [high_x, high_all] = groups_of(high);
+  EXPECT_EQ(layouts.computed(), before + 2);  // the same shape: no new layout
+  // Position p = (x, y) = (p / 2, p % 2): a group over "x" holds p and p ^ 2.
+  EXPECT_EQ(low_x, (std::vector<std::vector<int>>{{0, 2}, {1, 3}, {0, 2}, {1, 3}}));
+  EXPECT_EQ(high_x, (std::vector<std::vector<int>>{{7, 5}, {6, 4}, {7, 5}, {6, 4}}));
+  EXPECT_EQ(low_all[3], (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(high_all[0], (std::vector<int>{7, 6, 5, 4}));
+  groups_of(Mesh(AbstractMesh({{"x", 4}, {"y", 1}}), {0, 1, 2, 3}));
+  EXPECT_EQ(layouts.computed(), before + 4);  // another shape
 }
 
 }  // namespace

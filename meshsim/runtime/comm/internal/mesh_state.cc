@@ -7,10 +7,11 @@ std::atomic<uint64_t> mesh_states_created{0};
 
 }  // namespace
 
-MeshState::MeshState(Mesh mesh, Fabric& fabric)
+MeshState::MeshState(Mesh mesh, Fabric& fabric, GroupLayouts& layouts)
     : mesh_(std::move(mesh)),
       id_(mesh_states_created.fetch_add(1, std::memory_order_relaxed)),
-      fabric_(fabric) {
+      fabric_(fabric),
+      layouts_(layouts) {
   coords_.reserve(mesh_.size());
   for (int p = 0; p < mesh_.size(); ++p) coords_.push_back(mesh_.abstract_mesh().coords(p));
   for (int id : mesh_.device_ids()) {
@@ -35,9 +36,8 @@ GroupRef MeshState::group(const AxisNames& axes, const AxisIndexGroups& index_gr
     GroupSet fresh;
     fresh.axes = axes.to_vector();
     fresh.index_groups = index_groups;
-    fresh.layout = device_groups(mesh_.abstract_mesh(), fresh.axes, index_groups,
-                                 /*require_equal_sizes=*/false);
-    const auto& members = fresh.layout.members;
+    fresh.layout = layouts_.get(mesh_.abstract_mesh(), fresh.axes, index_groups);
+    const auto& members = fresh.layout->members;
     for (size_t g = 0; g < members.size(); ++g) {
       fresh.equal_sizes = fresh.equal_sizes && members[g].size() == members[0].size();
       std::vector<int> ids;
@@ -50,8 +50,8 @@ GroupRef MeshState::group(const AxisNames& axes, const AxisIndexGroups& index_gr
     }
     set = &sets_.emplace_back(std::move(fresh));
   }
-  const int g = set->layout.group_of[position];
-  return {set, set->rendezvous[g].get(), set->layout.rank_of[position], &fabric_,
+  const int g = set->layout->group_of[position];
+  return {set, set->rendezvous[g].get(), set->layout->rank_of[position], &fabric_,
           &messages_sent_};
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 // MeshState: the runtime's interned copy of one Mesh — precomputed
 // coordinates and the cached Rendezvous of every device group collectives
-// have used on it. Devices look groups up here on a
+// have used on it (their layouts are shared by every mesh of the same shape:
+// GroupLayouts). Devices look groups up here on a
 // miss of their own per-device cache (DeviceState), so the mutex below is off
 // the fast path.
 
@@ -18,6 +19,7 @@
 #include "meshsim/mesh/mesh.h"
 #include "meshsim/runtime/comm/axis_names.h"
 #include "meshsim/runtime/comm/internal/fabric.h"
+#include "meshsim/runtime/comm/internal/group_layouts.h"
 #include "meshsim/runtime/comm/internal/rendezvous.h"
 
 namespace meshsim {
@@ -26,7 +28,7 @@ namespace meshsim {
 struct GroupSet {
   std::vector<std::string> axes;
   AxisIndexGroups index_groups;
-  DeviceGroups layout;
+  std::shared_ptr<const DeviceGroups> layout;  // shared by the meshes of one shape
   bool equal_sizes = true;
   std::vector<std::unique_ptr<Rendezvous>> rendezvous;  // by group number
 };
@@ -44,8 +46,8 @@ struct GroupRef {
 
 class MeshState {
  public:
-  // `fabric` is the runtime's, which outlives every MeshState.
-  MeshState(Mesh mesh, Fabric& fabric);
+  // `fabric` and `layouts` are the runtime's, which outlive every MeshState.
+  MeshState(Mesh mesh, Fabric& fabric, GroupLayouts& layouts);
 
   const Mesh& mesh() const { return mesh_; }
   // Unique in the process and never reused (unlike an address): a device's
@@ -77,6 +79,7 @@ class MeshState {
   std::mutex mu_;
   std::deque<GroupSet> sets_;  // a deque: GroupSet addresses stay valid
   Fabric& fabric_;
+  GroupLayouts& layouts_;
   std::vector<bool> is_member_;  // by device id: whether the mesh has it
   std::atomic<bool> messages_sent_{false};
 };

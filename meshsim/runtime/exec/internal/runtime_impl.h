@@ -17,6 +17,7 @@
 
 #include "meshsim/mesh/mesh.h"
 #include "meshsim/runtime/comm/internal/fabric.h"
+#include "meshsim/runtime/comm/internal/group_layouts.h"
 #include "meshsim/runtime/exec/internal/function_ref.h"
 #include "meshsim/runtime/exec/internal/runtime_extension.h"
 #include "meshsim/runtime/exec/runtime.h"
@@ -64,6 +65,7 @@ class RuntimeImpl {
   spdlog::logger& logger() { return *logger_; }
   size_t interned_mesh_count();
   Fabric& fabric() { return fabric_; }
+  const GroupLayouts& group_layouts() const { return group_layouts_; }
   // The collective ids its kernels hold (kernel/).
   CollectiveIds& collective_ids() { return collective_ids_; }
   // RuntimeUsageError naming the mesh and the device unless every device of
@@ -152,6 +154,8 @@ class RuntimeImpl {
   // Declared before the extension: algorithms registered there may hold
   // nothing of the fabric, but the fabric must outlive every device.
   Fabric fabric_;
+  // The group layouts of the interned meshes, by shape (held weakly).
+  GroupLayouts group_layouts_;
   CollectiveIds collective_ids_;
   // Fiber mode only: the workers and the fiber stacks.
   std::unique_ptr<FiberScheduler> fibers_;
