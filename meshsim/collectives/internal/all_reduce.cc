@@ -71,15 +71,15 @@ Array all_reduce(DeviceContext& ctx, const char* op_name, ReduceOp op, const Arr
       return out;
     }
   } else if (small) {
+    // The leader reduces once into the group's result buffer; each member
+    // copies it out after the meeting, all at once.
+    Rendezvous& group = meeting.rendezvous();
     meeting.meet([&] {
-      reduce_all();
-      for (int r = 0; r < n; ++r) {
-        // An empty result has no storage: memcpy must not see its null pointer.
-        if (r != rank && out.nbytes() > 0) {
-          std::memcpy(meeting.peer(r).output, out_bytes, out.nbytes());
-        }
-      }
+      reduce_into(op, x.dtype(), n, [&](int r) { return meeting.input(r); },
+                  group.leader_result(out.nbytes()), count);
     });
+    // An empty result has no storage: memcpy must not see its null pointer.
+    if (out.nbytes() > 0) std::memcpy(out_bytes, group.leader_result(), out.nbytes());
     meeting.price_all_to_all(x.nbytes());
     return out;
   } else {

@@ -110,6 +110,12 @@ void Rendezvous::arrive(int rank, Waiter& waiter) {
   }
 }
 
+std::byte* Rendezvous::leader_result(size_t bytes) {
+  const size_t units = (bytes + sizeof(std::max_align_t) - 1) / sizeof(std::max_align_t);
+  if (units > leader_result_.size()) leader_result_.resize(units);
+  return reinterpret_cast<std::byte*>(leader_result_.data());
+}
+
 std::string Rendezvous::mismatch_message(const CollectiveCall& first, int rank,
                                          const CollectiveCall& other) const {
   return "collective mismatch in " + describe() + ": device " + std::to_string(device_ids()[0]) +

@@ -34,6 +34,7 @@
 // A Rendezvous may be destroyed only when no launch uses its mesh.
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -142,6 +143,18 @@ class Rendezvous {
   // A further barrier inside the same collective (phases, departure).
   void arrive(int rank, Waiter& waiter);
 
+  // A buffer of at least `bytes` (aligned for any element) for a leader step to leave
+  // one result that every member copies after the meeting: cheaper than the
+  // leader writing each member's output (one cross-core transfer per member
+  // on the path that holds the group). Only a leader step may call it; its
+  // contents stay until the group's next leader step, which runs only once
+  // every member arrived again (so after each copied).
+  std::byte* leader_result(size_t bytes);
+  // What the last leader step left there (read after the meeting).
+  const std::byte* leader_result() const {
+    return reinterpret_cast<const std::byte*>(leader_result_.data());
+  }
+
   // Back to the initial state after an aborted launch left members half-way.
   // Only when no thread can be inside this rendezvous.
   void reset();
@@ -169,6 +182,7 @@ class Rendezvous {
   WaitWord released_;
   // Set by the leader before release, read by members after it.
   bool failed_ = false;
+  std::vector<std::max_align_t> leader_result_;
   // The calls of the previous counting meeting were all equal (and each
   // member's last_call holds it, or no call): if every member repeats its
   // call, the calls are equal again, and the leader compares none of them.
