@@ -103,6 +103,8 @@ const Case kCases[] = {
     {{{"x", 4}, {"y", 2}}, {"x"}, {{0, 3}, {1, 2}}, 4},
     {{{"a", 2}, {"b", 3}, {"c", 2}}, {"c", "a"}, {}, 6},
     {{{"a", 2}, {"b", 3}, {"c", 2}}, {"b"}, {{2}, {0, 1}}, 2},  // uneven groups
+    {{{"x", 12}}, {"x"}, {}, 3},  // a counting group (> Exchange::kMaxMembers): the leader
+    {{{"x", 4}, {"y", 3}}, {"y", "x"}, {}, 700},  // ... and past kLeaderBytes in 8-byte dtypes
     {{{"x", 3}}, {"x"}, {}, 50'001},   // the large, reduce-scatter path
     {{{"x", 2}, {"y", 2}}, {"y", "x"}, {}, 40'000},
 };

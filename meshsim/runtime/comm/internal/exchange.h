@@ -14,7 +14,11 @@
 // departure step is needed.
 //
 // Every member of the group must make the same sequence of meetings (they do:
-// the calls are compared at each meeting that carries one). Reading n-1 words
+// the calls are checked at each meeting that carries one, and a member that
+// diverges deadlocks its launch, which then resets the exchange). A call that
+// repeats the member's last call of the same parity, after a meeting whose
+// calls were all equal, says so in its post; two such members skip comparing
+// each other's calls (exact, since all members reach the same outcomes). Reading n-1 words
 // per member is O(n^2) in all, so only groups of at most kMaxMembers use it.
 
 #include <cstddef>

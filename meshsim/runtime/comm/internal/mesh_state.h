@@ -46,7 +46,8 @@ struct GroupRef {
 
 class MeshState {
  public:
-  // `fabric` and `layouts` are the runtime's, which outlive every MeshState.
+  // `fabric` and `layouts` are the runtime's: used only while the runtime
+  // runs launches (a MeshState's destructor touches neither).
   MeshState(Mesh mesh, Fabric& fabric, GroupLayouts& layouts);
 
   const Mesh& mesh() const { return mesh_; }

@@ -3,8 +3,8 @@
 //
 // One Rendezvous exists per device group (the runtime caches it per mesh,
 // axes and axis_index_groups), and it is reused for every collective that
-// group runs, so meeting allocates nothing (after a member's first two posts)
-// and takes no lock.
+// group runs, so meeting allocates nothing (after a member's first meetings,
+// and a leader's first result of a size) and takes no lock.
 //
 // Protocol for one collective, as each member runs it:
 //   1. fill slot(rank): the call (op, dtype, shape, parameters; the
@@ -21,11 +21,14 @@
 //      to reuse.
 // Two ways to meet, chosen by group size, the same for every member:
 // - groups of at most Exchange::kMaxMembers meet leaderless (Exchange): each
-//   member posts and reads every peer's post, and compares the calls itself;
+//   member posts and reads every peer's post, and checks the calls itself;
 //   meet_sharing() also hands every member a copy of each peer's small input,
 //   so a small collective finishes in one meeting, with no departure;
 // - larger groups count arrivals; the last member to arrive is the leader: it
-//   compares the calls and runs the leader step before it releases everybody.
+//   checks the calls and runs the leader step before it releases everybody.
+// Either way a loop's repeated calls are checked without being read: each
+// member compares its call with its own last one, and two members that both
+// repeat the calls of an all-equal meeting call alike.
 // Memory order: a member's slot writes happen before its arrival (the
 // release of its post's WaitWord advance, or the acq_rel RMW on the arrival
 // counter); the leader's writes happen before the release (seq_cst RMW on the
@@ -73,7 +76,7 @@ class Rendezvous {
     const CollectiveCall* call = nullptr;
     // Counting meetings: whether `call` equals the member's call at the
     // group's previous counting meeting (`last_call`, which only the member
-    // reads and writes).
+    // reads and writes; false for a call too deep to store, and after one).
     bool repeats = false;
     // Virtual time: the member's clock at its last two posting meetings, by
     // parity of `clock_posts` (post_clock).
@@ -148,7 +151,8 @@ class Rendezvous {
   // leader writing each member's output (one cross-core transfer per member
   // on the path that holds the group). Only a leader step may call it; its
   // contents stay until the group's next leader step, which runs only once
-  // every member arrived again (so after each copied).
+  // every member arrived again: each member must copy the result before its
+  // next meeting of this group.
   std::byte* leader_result(size_t bytes);
   // What the last leader step left there (read after the meeting).
   const std::byte* leader_result() const {

@@ -1,7 +1,8 @@
 #pragma once
 // StoredCall: a CollectiveCall copied by value (its shape and list too), so a
 // peer can still compare it after the caller has returned and freed what the
-// call's spans point to. Used by Exchange, whose posts outlive their call.
+// call's spans point to. Used by Exchange, whose posts outlive their call, and
+// by Rendezvous, where each member keeps its last call to spot a repeat.
 
 #include <array>
 #include <cstdint>
