@@ -173,7 +173,7 @@ TEST(FiberModeTest, AFiberParkedInACatchBlockKeepsItsOwnException) {
 }
 
 // Without a launch timeout the launching thread runs devices 0-2 itself
-// (run_here); with one it keeps watch. Both ways, here and below.
+// (FiberRunner::run_to_end); with one it keeps watch. Both ways, here and below.
 class FiberModeBothWaysTest : public ::testing::TestWithParam<std::chrono::milliseconds> {};
 INSTANTIATE_TEST_SUITE_P(Timeouts, FiberModeBothWaysTest, ::testing::Values(0ms, 60s),
                          [](const auto& info) {

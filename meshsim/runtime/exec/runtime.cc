@@ -511,13 +511,14 @@ void RuntimeImpl::run(const Mesh& mesh_arg, const std::function<void(DeviceConte
   std::vector<std::unique_ptr<Fiber>> fibers;
   if (fibers_ != nullptr) fibers = fibers_->prepare(*launch);
   // A launching thread that would only wait runs block 0 of the fibers
-  // itself (FiberScheduler::run_here), but not with a launch timeout: a
+  // itself (FiberRunner::run_to_end), but not with a launch timeout: a
   // device in an endless loop of its own would then hold the thread that
   // must time it out.
   std::optional<FiberRunner> here;
   if (fibers_ != nullptr && caller == nullptr && options_.launch_timeout.count() <= 0) {
     here.emplace();
-    here->reserve(fibers.size() / static_cast<size_t>(fibers_->workers()));  // block 0
+    const auto [begin, end] = fibers_->block(fibers.size(), 0);
+    here->reserve(end - begin);
   }
   std::string unreceived;
   {
@@ -526,7 +527,7 @@ void RuntimeImpl::run(const Mesh& mesh_arg, const std::function<void(DeviceConte
     bool own_core = false;
     if (here) {
       hosts_running_fibers_.fetch_add(1, std::memory_order_relaxed);
-      FiberScheduler::run_here(*here);
+      here->run_to_end();
       // If the launching threads running fibers (or waiting after them) and
       // the other workers each have a core, this one may spin for the rest.
       own_core = fibers_->workers() - 1 + hosts_running_fibers_.load(std::memory_order_relaxed) <=

@@ -100,8 +100,8 @@ class RuntimeImpl {
   // Noexcept: the devices run the launch until it is done, so nothing may
   // unwind past them (only formatting a timeout report can throw: bad_alloc).
   // `own_core`: the caller ran worker 0's share of the fibers itself
-  // (run_here) and the other workers have a core each, so the caller holds
-  // a core that no device of the launch needs: it may spin.
+  // (FiberRunner::run_to_end) and the other workers have a core each, so the
+  // caller holds a core that no device of the launch needs: it may spin.
   void wait_for(Launch& launch, bool own_core) noexcept;
   void device_main(DeviceState& device);
   // Wakes every started device thread to exit, and joins them.
@@ -159,7 +159,7 @@ class RuntimeImpl {
   CollectiveIds collective_ids_;
   // Fiber mode only: the workers and the fiber stacks.
   std::unique_ptr<FiberScheduler> fibers_;
-  // Launching threads running fibers of their launch (run_here), or waiting
+  // Launching threads running fibers of their launch (run_to_end), or waiting
   // for the rest of it after them, right now.
   std::atomic<int> hosts_running_fibers_{0};
   std::mutex extension_mu_;

@@ -31,8 +31,9 @@ bool FiberRunner::resume_at(size_t i, Fiber::Wake why) {
 
 bool FiberRunner::any_ready() {
   std::optional<Clock::time_point> now;
-  return std::any_of(fibers_.begin(), fibers_.end(),
-                     [&](const Fiber* f) { return f->wake_reason(scan_, now) != Fiber::Wake::kStay; });
+  return std::any_of(fibers_.begin(), fibers_.end(), [&](const Fiber* f) {
+    return f->wake_reason(scan_, now) != Fiber::Wake::kStay;
+  });
 }
 
 bool FiberRunner::step(FunctionRef<bool()> interrupted) {

@@ -1,7 +1,7 @@
 #pragma once
 // FiberRunner: the fibers one thread runs, and how that thread goes over them
 // — a fiber worker's thread (fiber_worker.h), or a launching thread running
-// its own block of the launch (FiberScheduler::run_here).
+// its own block of the launch (run_to_end).
 //
 // Each pass resumes every fiber that can go on (new, yielded, or parked with
 // its condition met). When none can, the thread first keeps looking for a
@@ -47,6 +47,12 @@ class FiberRunner {
   // doorbell. Returns true when the caller should sleep itself (empty and
   // past the busy phases).
   bool step(FunctionRef<bool()> interrupted);
+  // Steps until every fiber has ended: a launching thread running its own
+  // block. Nothing but these fibers can ring for such a runner, so it never
+  // sleeps its own way. Not from a fiber.
+  void run_to_end() noexcept {
+    while (!empty()) step([] { return false; });
+  }
 
  private:
   // Resumes fibers_[i]; if it ended, deletes it and moves the last fiber to i.

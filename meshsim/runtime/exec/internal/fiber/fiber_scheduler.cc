@@ -26,9 +26,8 @@ void FiberScheduler::post(std::vector<std::unique_ptr<Fiber>>& fibers, FiberRunn
   // Worker w gets the w-th contiguous block of positions: the groups of a
   // minor axis (consecutive positions) then meet within one worker, with no
   // cache line crossing cores. Each block is posted as one chain.
-  const size_t workers = workers_.size(), n = fibers.size();
-  for (size_t w = 0; w < workers; ++w) {
-    const size_t begin = w * n / workers, end = (w + 1) * n / workers;
+  for (size_t w = 0; w < workers_.size(); ++w) {
+    const auto [begin, end] = block(fibers.size(), w);
     if (begin == end) continue;
     if (w == 0 && here != nullptr) {
       for (size_t position = begin; position < end; ++position) here->add(fibers[position].get());
@@ -41,11 +40,6 @@ void FiberScheduler::post(std::vector<std::unique_ptr<Fiber>>& fibers, FiberRunn
   }
   for (auto& fiber : fibers) fiber.release();  // the workers (and `here`) own them now
   fibers.clear();
-}
-
-void FiberScheduler::run_here(FiberRunner& here) noexcept {
-  // Nothing but these fibers can ring for this runner: it never sleeps its own way.
-  while (!here.empty()) here.step([] { return false; });
 }
 
 }  // namespace meshsim

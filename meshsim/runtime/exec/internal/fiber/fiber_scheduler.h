@@ -9,11 +9,13 @@
 // stack at all. Fibers never migrate.
 //
 // A launching thread that would only wait may run block 0 itself instead of
-// worker 0 (run_here): the launch then has as many threads as the machine
+// worker 0 (FiberRunner::run_to_end): the launch then has as many threads as the machine
 // has cores, where a third thread on two cores made every launch wait for
 // the scheduler to switch a worker in (~4 us of a 14 us empty launch).
 
+#include <cstddef>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "meshsim/runtime/exec/internal/fiber/fiber.h"
@@ -39,13 +41,15 @@ class FiberScheduler {
   // One fiber per device of `launch`, by mesh position, ready to post: made
   // before the launch claims its devices, since it can fail (ResourceError).
   std::vector<std::unique_ptr<Fiber>> prepare(Launch& launch);
+  // The positions [begin, end) of a launch of `n` devices that worker `w`
+  // runs: the w-th of workers() contiguous, near-equal blocks.
+  std::pair<size_t, size_t> block(size_t n, size_t w) const {
+    return {w * n / workers_.size(), (w + 1) * n / workers_.size()};
+  }
   // Hands the fibers to the workers (contiguous blocks of positions). With
-  // `here`, block 0 goes there instead of to worker 0: the caller runs it
-  // with run_here.
+  // `here`, block 0 goes there instead of to worker 0 (it must have room for
+  // them: FiberRunner::reserve), and the caller runs it (run_to_end).
   void post(std::vector<std::unique_ptr<Fiber>>& fibers, FiberRunner* here = nullptr) noexcept;
-  // Runs `here`'s fibers on the calling thread until every one has ended.
-  // Not from a fiber.
-  static void run_here(FiberRunner& here) noexcept;
 
  private:
   StackPool stacks_;
