@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstdlib>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -228,7 +227,7 @@ BenchOptions BenchCommand::options() const {
     } catch (const InvalidArgumentError&) {
       throw bad_value("--exec", exec_, "choose threads or fibers");
     }
-  } else if (const char* env = std::getenv("MESHSIM_EXEC"); env == nullptr || *env == '\0') {
+  } else if (execution_mode_variable() == nullptr) {
     // Devices that outnumber the cores meet in user space on fibers, many
     // times faster than OS threads that must yield to each other (the README's
     // execution modes); where each has a core, threads spin and are faster.

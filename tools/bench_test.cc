@@ -9,7 +9,6 @@
 #include <nlohmann/json.hpp>
 
 #include <cctype>
-#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <set>
@@ -124,8 +123,7 @@ TEST(ParseBenchArgsTest, Defaults) {
 TEST(ParseBenchArgsTest, ExecDefaultsToFibersOnlyWhenDevicesOutnumberTheCores) {
   const std::string cores = std::to_string(usable_cores());
   const std::string more = std::to_string(usable_cores() + 1);
-  const char* env = std::getenv("MESHSIM_EXEC");
-  if (env != nullptr && *env != '\0') {  // the fiber pass of ctest: the runtime reads it
+  if (execution_mode_variable() != nullptr) {  // the fiber pass of ctest: the runtime reads it
     EXPECT_FALSE(parse_bench_args({"all_reduce", "--mesh", more, "-e", "8"}).exec.has_value());
     return;
   }

@@ -128,8 +128,8 @@ int at_least_one(int num_devices) {
 
 ExecutionMode resolve_execution(const RuntimeOptions& options) {
   if (options.execution) return *options.execution;
-  const char* env = std::getenv("MESHSIM_EXEC");
-  if (env == nullptr || *env == '\0') return ExecutionMode::kThreads;
+  const char* env = execution_mode_variable();
+  if (env == nullptr) return ExecutionMode::kThreads;
   try {
     return parse_execution_mode(env);
   } catch (const InvalidArgumentError& e) {
@@ -161,6 +161,11 @@ std::unique_ptr<FiberScheduler> make_fiber_scheduler(const RuntimeOptions& optio
 
 const char* to_string(ExecutionMode mode) {
   return mode == ExecutionMode::kFibers ? "fibers" : "threads";
+}
+
+const char* execution_mode_variable() {
+  const char* env = std::getenv("MESHSIM_EXEC");
+  return env == nullptr || *env == '\0' ? nullptr : env;
 }
 
 ExecutionMode parse_execution_mode(std::string_view text) {

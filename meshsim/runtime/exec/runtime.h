@@ -82,6 +82,9 @@ enum class ExecutionMode {
 const char* to_string(ExecutionMode mode);
 // Parses "threads" or "fibers"; InvalidArgumentError naming the text otherwise.
 ExecutionMode parse_execution_mode(std::string_view text);
+// The MESHSIM_EXEC environment variable when it is set and not empty (not yet
+// parsed), else null: what a Runtime whose options choose no mode reads.
+const char* execution_mode_variable();
 
 // Fiber mode: the stacks a runtime has mapped. A launch's devices take free
 // stacks and give them back when their bodies return, so a runtime maps as
