@@ -55,9 +55,9 @@ Array all_reduce(DeviceContext& ctx, const char* op_name, ReduceOp op, const Arr
     return out;
   }
   meeting.publish(call, x.bytes(), out_bytes);
-  // Every member reduces in rank order, so all results have the same bits.
-  const auto reduce_all = [&] {
-    reduce_into(op, x.dtype(), n, [&](int r) { return meeting.input(r); }, out_bytes, count);
+  // Every reduction runs in rank order, so all results have the same bits.
+  const auto reduce_all = [&](std::byte* into) {
+    reduce_into(op, x.dtype(), n, [&](int r) { return meeting.input(r); }, into, count);
   };
   const bool small = x.nbytes() * n <= Meeting::kLeaderBytes;
   if (meeting.rendezvous().leaderless()) {
@@ -66,7 +66,7 @@ Array all_reduce(DeviceContext& ctx, const char* op_name, ReduceOp op, const Arr
     const bool shared = meeting.meet_sharing(x.nbytes());
     meeting.price_all_to_all(x.nbytes());
     if (shared || small) {
-      reduce_all();
+      reduce_all(out_bytes);
       if (!shared) meeting.arrive();
       return out;
     }
@@ -74,10 +74,7 @@ Array all_reduce(DeviceContext& ctx, const char* op_name, ReduceOp op, const Arr
     // The leader reduces once into the group's result buffer; each member
     // copies it out after the meeting, all at once.
     Rendezvous& group = meeting.rendezvous();
-    meeting.meet([&] {
-      reduce_into(op, x.dtype(), n, [&](int r) { return meeting.input(r); },
-                  group.leader_result(out.nbytes()), count);
-    });
+    meeting.meet([&] { reduce_all(group.leader_result(out.nbytes())); });
     // An empty result has no storage: memcpy must not see its null pointer.
     if (out.nbytes() > 0) std::memcpy(out_bytes, group.leader_result(), out.nbytes());
     meeting.price_all_to_all(x.nbytes());
