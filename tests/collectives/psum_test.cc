@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 
@@ -225,6 +226,40 @@ TEST(ReduceIntoTest, MaxAndMinPropagateNanFromAnyRank) {
                   out, 2);
       EXPECT_TRUE(std::isnan(out[0])) << reduce_op_name(op) << " NaN at rank " << nan_rank;
       EXPECT_EQ(out[1], op == ReduceOp::kMax ? 7.f : 5.f);
+    }
+  }
+}
+
+// reduce_into takes a shortcut for a few elements from a few inputs (a small
+// psum in a small group): it must give the bits of the blocked kernel, which
+// handles 17 elements, in every dtype and op, with NaNs, wrapping integers,
+// bools and 16-bit floats in the data.
+TEST(ReduceIntoTest, FewElementsMatchTheBlockedKernel) {
+  constexpr int64_t kFew = 16;
+  std::mt19937 rng(99);
+  for (DType dtype : {DType::kFloat32, DType::kFloat64, DType::kBFloat16, DType::kFloat16,
+                      DType::kInt8, DType::kUInt8, DType::kInt32, DType::kUInt32, DType::kInt64,
+                      DType::kBool}) {
+    for (int n : {1, 2, 5, 8}) {
+      std::vector<Array> inputs;
+      for (int r = 0; r < n; ++r) {
+        Array a = Array::empty({kFew + 1}, DType::kFloat64);
+        for (double& v : a.mutable_span<double>()) {
+          v = rng() % 7 == 0 ? std::numeric_limits<double>::quiet_NaN()
+                             : static_cast<double>(static_cast<int>(rng() % 400) - 200) + 0.375;
+        }
+        inputs.push_back(a.astype(dtype));
+      }
+      const auto input = [&](int r) { return static_cast<const void*>(inputs[r].bytes()); };
+      for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kMax, ReduceOp::kMin}) {
+        const DType out_dtype = reduce_output_dtype(op, dtype);
+        Array blocked = Array::empty({kFew + 1}, out_dtype);
+        Array few = Array::empty({kFew}, out_dtype);
+        reduce_into(op, dtype, n, input, blocked.mutable_bytes(), kFew + 1);
+        reduce_into(op, dtype, n, input, few.mutable_bytes(), kFew);
+        EXPECT_EQ(std::memcmp(few.bytes(), blocked.bytes(), few.nbytes()), 0)
+            << dtype_name(dtype) << " " << reduce_op_name(op) << " over " << n << " inputs";
+      }
     }
   }
 }

@@ -61,9 +61,39 @@ void accumulate(ReduceOp op, A* acc, const T* in, int64_t n) {
   }
 }
 
+// A few elements from a few inputs (a small psum in a small group): one pass
+// per element over the inputs, in rank order as below, without the per-input
+// loop set-up, which costs more than the arithmetic here.
+constexpr int64_t kFewElements = 16;
+constexpr int kFewInputs = 8;
+
+template <class T>
+void reduce_few(ReduceOp op, int num_inputs, FunctionRef<const void*(int)> input, void* out_raw,
+                int64_t count) {
+  using A = AccOf<T>;
+  const T* in[kFewInputs];
+  for (int r = 0; r < num_inputs; ++r) in[r] = static_cast<const T*>(input(r));
+  for (int64_t i = 0; i < count; ++i) {
+    A acc = static_cast<A>(in[0][i]);
+    for (int r = 1; r < num_inputs; ++r) acc = combine(op, acc, static_cast<A>(in[r][i]));
+    if constexpr (std::is_same_v<T, bool>) {
+      if (op == ReduceOp::kSum) {
+        static_cast<int32_t*>(out_raw)[i] = acc;
+      } else {
+        static_cast<bool*>(out_raw)[i] = acc != 0;
+      }
+    } else {
+      static_cast<T*>(out_raw)[i] = static_cast<T>(acc);
+    }
+  }
+}
+
 template <class T>
 void reduce_typed(ReduceOp op, int num_inputs, FunctionRef<const void*(int)> input, void* out_raw,
                   int64_t count) {
+  if (count <= kFewElements && num_inputs <= kFewInputs) {
+    return reduce_few<T>(op, num_inputs, input, out_raw, count);
+  }
   using A = AccOf<T>;
   // A bool max / min stays bool (or / and); only a bool sum widens.
   constexpr bool kBool = std::is_same_v<T, bool>;
