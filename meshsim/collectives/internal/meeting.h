@@ -110,7 +110,7 @@ class Meeting {
   // when the launch keeps no virtual time.
   template <class BytesFrom>
   void price(BytesFrom bytes_from) {
-    price_meeting(ctx_, rendezvous(), rank(), bytes_from);
+    if (clock_.on()) price_meeting(ctx_, rendezvous(), rank(), bytes_from);
   }
   // price() for a collective in which every member sends `bytes` to every
   // other member (psum, all_gather, barrier).

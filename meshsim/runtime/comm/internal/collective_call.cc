@@ -1,6 +1,5 @@
 #include "meshsim/runtime/comm/internal/collective_call.h"
 
-#include <algorithm>
 #include <cstring>
 #include <string_view>
 
@@ -13,21 +12,27 @@ namespace {
 
 bool same_text(const char* a, const char* b) { return a == b || std::strcmp(a, b) == 0; }
 
+// A plain loop: shapes are short, and memcmp's call costs more than they do.
+bool same_values(std::span<const int64_t> a, std::span<const int64_t> b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i] != b[i]) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
-void CollectiveCall::add_param(const Param& p) {
-  if (num_params == kMaxParams) {
-    throw RuntimeUsageError(std::string(op) + ": more than " + std::to_string(kMaxParams) +
-                            " collective parameters (adding '" + p.name + "')");
-  }
-  params[num_params++] = p;
+void CollectiveCall::throw_too_many_params(const char* name) const {
+  throw RuntimeUsageError(std::string(op) + ": more than " + std::to_string(kMaxParams) +
+                          " collective parameters (adding '" + name + "')");
 }
 
 bool CollectiveCall::same_as(const CollectiveCall& other) const {
   if (!same_text(op, other.op) || dtype != other.dtype || has_operand != other.has_operand ||
       num_params != other.num_params ||
-      !same_text(list_name, other.list_name) || !same_text(algorithm, other.algorithm) || !std::ranges::equal(shape, other.shape) ||
-      !std::ranges::equal(list, other.list)) {
+      !same_text(list_name, other.list_name) || !same_text(algorithm, other.algorithm) ||
+      !same_values(shape, other.shape) || !same_values(list, other.list)) {
     return false;
   }
   for (int i = 0; i < num_params; ++i) {

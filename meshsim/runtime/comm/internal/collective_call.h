@@ -44,7 +44,8 @@ struct CollectiveCall {
   // Adds a parameter; a bool one prints as true / false. RuntimeUsageError
   // past kMaxParams (an operation that needs more must raise the limit).
   CollectiveCall& param(const char* name, std::integral auto value) {
-    add_param({name, static_cast<int64_t>(value), std::same_as<decltype(value), bool>});
+    if (num_params == kMaxParams) throw_too_many_params(name);
+    params[num_params++] = {name, static_cast<int64_t>(value), std::same_as<decltype(value), bool>};
     return *this;
   }
   // Whether two calls are the same: op, dtype, shape, every parameter and the
@@ -55,7 +56,7 @@ struct CollectiveCall {
   std::string describe() const;
 
  private:
-  void add_param(const Param& p);
+  [[noreturn]] void throw_too_many_params(const char* name) const;
 };
 
 }  // namespace meshsim

@@ -54,9 +54,15 @@ struct alignas(64) Exchange::Member {
     return *extra[parity];
   }
   int parity() const { return static_cast<int>(meetings & 1); }
+  // The data shared by this member's post of `parity`, whose header is `h`:
+  // in the word's line, or in the extra block.
+  const std::byte* shared_data(int parity, const Header& h) const {
+    return h.bytes <= kInlineBytes ? posted[parity].payload() + kHeaderBytes : extra[parity]->data;
+  }
 };
 
-Exchange::Exchange(int members) : members_count_(members), members_(new Member[members]) {}
+Exchange::Exchange(int members)
+    : members_count_(members), members_(new Member[members]), shared_(new SharedData[members]) {}
 Exchange::~Exchange() = default;
 
 Exchange::Outcome Exchange::meet(int rank, Waiter& waiter, const Post& post) {
@@ -85,6 +91,7 @@ Exchange::Outcome Exchange::meet(int rank, Waiter& waiter, const Post& post) {
   }
   std::memcpy(word.payload(), &header, sizeof(header));
   const uint32_t posted = word.advance();
+  if (header.shared) shared_[rank].data[rank] = me.shared_data(parity, header);
 
   bool all_stored = header.kind == Header::kStoredCall;
   bool all_shared = header.shared;
@@ -95,6 +102,7 @@ Exchange::Outcome Exchange::meet(int rank, Waiter& waiter, const Post& post) {
     waiter.wait(theirs, [posted](uint32_t value) { return value == posted; });
     const Header h = header_of(theirs);
     all_shared = all_shared && h.shared;
+    if (all_shared) shared_[rank].data[r] = members_[r].shared_data(parity, h);
     if (post.call == nullptr) continue;
     all_stored = all_stored && h.kind == Header::kStoredCall;
     // Two members that both repeat still call alike: each call equals its
@@ -109,14 +117,6 @@ Exchange::Outcome Exchange::meet(int rank, Waiter& waiter, const Post& post) {
   if (!all_stored) return Outcome::kUnchecked;
   if (!all_same) return Outcome::kMismatch;
   return all_shared ? Outcome::kShared : Outcome::kMet;
-}
-
-const std::byte* Exchange::shared(int reader, int rank) const {
-  const int parity = members_[reader].parity();
-  const Member& m = members_[rank];
-  const Header h = header_of(m.posted[parity]);
-  if (h.bytes <= kInlineBytes) return m.posted[parity].payload() + kHeaderBytes;
-  return m.extra[parity]->data;
 }
 
 CollectiveCall Exchange::call(int reader, int rank) const {

@@ -68,7 +68,7 @@ class Exchange {
 
   // After kShared, for `reader`: member `rank`'s data; valid until the
   // reader's next meeting.
-  const std::byte* shared(int reader, int rank) const;
+  const std::byte* shared(int reader, int rank) const { return shared_[reader].data[rank]; }
   // After kMismatch, for `reader`: the first member whose call differs from
   // member 0's.
   int mismatch(int reader) const;
@@ -87,8 +87,15 @@ class Exchange {
   struct Extra;
   struct Member;
 
+  // Where each member found its peers' shared data at its last meeting: its
+  // own line, written and read only by that member.
+  struct alignas(64) SharedData {
+    const std::byte* data[kMaxMembers];
+  };
+
   int members_count_;
   std::unique_ptr<Member[]> members_;
+  std::unique_ptr<SharedData[]> shared_;
 };
 
 }  // namespace meshsim
