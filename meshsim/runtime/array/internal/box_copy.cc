@@ -8,8 +8,9 @@ namespace {
 
 constexpr int64_t kPartBytes = 1 << 20;
 
-std::vector<int64_t> byte_strides(std::span<const int64_t> shape, size_t element_size) {
-  std::vector<int64_t> strides(shape.size());
+template <class Dims>
+Dims byte_strides(std::span<const int64_t> shape, size_t element_size) {
+  Dims strides(shape.size());
   int64_t stride = static_cast<int64_t>(element_size);
   for (size_t d = shape.size(); d-- > 0;) {
     strides[d] = stride;
@@ -23,8 +24,8 @@ std::vector<int64_t> byte_strides(std::span<const int64_t> shape, size_t element
 BoxCopy::BoxCopy(size_t element_size, std::span<const int64_t> sizes,
                  std::span<const int64_t> src_shape, std::span<const int64_t> src_origin,
                  std::span<const int64_t> dst_shape, std::span<const int64_t> dst_origin) {
-  const auto src_strides = byte_strides(src_shape, element_size);
-  const auto dst_strides = byte_strides(dst_shape, element_size);
+  const auto src_strides = byte_strides<Dims>(src_shape, element_size);
+  const auto dst_strides = byte_strides<Dims>(dst_shape, element_size);
   const int rank = static_cast<int>(sizes.size());
   for (int d = 0; d < rank; ++d) {
     src_base_ += src_origin[d] * src_strides[d];

@@ -8,7 +8,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
-#include <vector>
+
+#include <boost/container/small_vector.hpp>
 
 namespace meshsim {
 
@@ -26,8 +27,12 @@ class BoxCopy {
   void copy_all(const std::byte* src, std::byte* dst) const;
 
  private:
+  // Up to kInlineDims dims without allocating: collectives build a BoxCopy
+  // per call.
+  static constexpr size_t kInlineDims = 6;
+  using Dims = boost::container::small_vector<int64_t, kInlineDims>;
   // Outer dimensions (those before the contiguous run), with both strides.
-  std::vector<int64_t> outer_sizes_, src_strides_, dst_strides_;
+  Dims outer_sizes_, src_strides_, dst_strides_;
   int64_t src_base_ = 0, dst_base_ = 0;  // byte offsets of the box origin
   int64_t run_bytes_ = 0, rows_ = 1, part_bytes_ = 0, parts_per_row_ = 1;
 };
