@@ -100,9 +100,10 @@ class Meeting {
   // is needed.
   bool meet_sharing(size_t input_bytes) {
     post_clock();
-    shared_ = rendezvous().meet_sharing(
+    const bool shared = rendezvous().meet_sharing(
         rank(), waiter(), {static_cast<const std::byte*>(peer(rank()).input), input_bytes});
-    return shared_;
+    if (shared) shared_inputs_ = rendezvous().shared_row(rank());
+    return shared;
   }
   // Virtual time, after the first meeting: the transfers this collective
   // stands for arrive (time/virtual_time.h). `bytes_from(r)` is what member r
@@ -123,7 +124,7 @@ class Meeting {
   // Member `rank`'s published input: the copy it shared in meet_sharing, else
   // its buffer, read in place.
   const void* input(int rank) const {
-    return shared_ ? group_.rendezvous->shared(group_.rank, rank) : peer(rank).input;
+    return shared_inputs_ != nullptr ? shared_inputs_[rank] : peer(rank).input;
   }
 
   // The schedule most direct collectives share, given `work(rank, output)`
@@ -167,7 +168,8 @@ class Meeting {
   DeviceContext& ctx_;
   GroupRef group_;
   OpScope scope_;
-  bool shared_ = false;
+  // After a meet_sharing that shared: where the copies are, by rank.
+  const std::byte* const* shared_inputs_ = nullptr;
   DeviceClock& clock_ = DeviceHooks::clock(ctx_);
 };
 

@@ -61,7 +61,7 @@ TEST(ExchangeTest, SharedBytesAreEveryMembersOwnAtEveryMeeting) {
         }
         ++shared;
         for (int r = 0; r < n; ++r) {
-          const std::byte* theirs = exchange.shared(rank, r);
+          const std::byte* theirs = exchange.shared_row(rank)[r];
           // Members read shared data as typed arrays (float64 psum).
           if (reinterpret_cast<uintptr_t>(theirs) % alignof(std::max_align_t) != 0) ++wrong;
           for (size_t i = 0; i < bytes; ++i) {

@@ -181,7 +181,7 @@ TEST(RendezvousTest, MeetSharingSharesOnlyInLeaderlessGroups) {
       ++shared;
       for (int r = 0; r < n; ++r) {
         int32_t theirs;
-        std::memcpy(&theirs, rendezvous.shared(rank, r), sizeof(theirs));
+        std::memcpy(&theirs, rendezvous.shared_row(rank)[r], sizeof(theirs));
         if (theirs == 100 + r) ++right;
       }
     });

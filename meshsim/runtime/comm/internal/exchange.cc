@@ -71,18 +71,22 @@ Exchange::Outcome Exchange::meet(int rank, Waiter& waiter, const Post& post) {
   const int parity = me.parity();
   WaitWord& word = me.posted[parity];
 
-  Header header;
+  // Fields first, the header once: assembling its bit-fields in memory piece
+  // by piece made a stalled store forward on every post.
+  Header::Kind kind = Header::kBarrier;
+  bool repeats = false;
   if (post.call != nullptr) {
     if (StoredCall::fits(*post.call)) {
-      header.kind = Header::kStoredCall;
-      header.repeats = me.extra_for(parity).call.store(*post.call) && me.equal_at[parity];
+      kind = Header::kStoredCall;
+      repeats = me.extra_for(parity).call.store(*post.call) && me.equal_at[parity];
     } else {
-      header.kind = Header::kUnstoredCall;
+      kind = Header::kUnstoredCall;
     }
   }
-  if (post.share && post.data.size() <= kMaxShared) {
-    header.shared = true;
-    header.bytes = static_cast<uint16_t>(post.data.size());
+  const bool share = post.share && post.data.size() <= kMaxShared;
+  const Header header{share ? static_cast<uint16_t>(post.data.size()) : uint16_t{0}, kind, share,
+                      repeats};
+  if (share) {
     if (!post.data.empty()) {
       std::byte* dst = post.data.size() <= kInlineBytes ? word.payload() + kHeaderBytes
                                                           : me.extra_for(parity).data;

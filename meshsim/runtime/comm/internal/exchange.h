@@ -52,7 +52,7 @@ class Exchange {
 
   enum class Outcome {
     kMet,        // everybody posted; calls (if any) equal; data not shared
-    kShared,     // as kMet, and shared(reader, r) holds member r's data
+    kShared,     // as kMet, and shared_row(reader)[r] holds member r's data
     kMismatch,   // the calls differ: mismatch() names the first pair
     kUnchecked,  // some call did not fit a StoredCall: the caller compares the
                  // calls itself, in a meeting where everybody is held
@@ -66,9 +66,9 @@ class Exchange {
   // (throws CancelledError if the launch aborts meanwhile), and compares.
   Outcome meet(int rank, Waiter& waiter, const Post& post);
 
-  // After kShared, for `reader`: member `rank`'s data; valid until the
-  // reader's next meeting.
-  const std::byte* shared(int reader, int rank) const { return shared_[reader].data[rank]; }
+  // After kShared, for `reader`: shared_row(reader)[r] is member r's data;
+  // valid until the reader's next meeting.
+  const std::byte* const* shared_row(int reader) const { return shared_[reader].data; }
   // After kMismatch, for `reader`: the first member whose call differs from
   // member 0's.
   int mismatch(int reader) const;

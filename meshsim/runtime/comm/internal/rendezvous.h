@@ -124,10 +124,10 @@ class Rendezvous {
   void meet(int rank, Waiter& waiter);
   // meet(), sharing `data` (a copy) with the peers when the group is
   // leaderless and every member's data fits Exchange::kMaxShared. Returns
-  // whether it did: then shared(rank, r) is member r's data until this
+  // whether it did: then shared_row(rank)[r] is member r's data until this
   // member's next meeting, and nobody reads the slots' buffers in place.
   bool meet_sharing(int rank, Waiter& waiter, std::span<const std::byte> data);
-  const std::byte* shared(int reader, int rank) const { return exchange_->shared(reader, rank); }
+  const std::byte* const* shared_row(int reader) const { return exchange_->shared_row(reader); }
   // Virtual time: every member posts its clock before the same meetings (a
   // collective's first meeting, whether or not its cost is then modeled;
   // Communicator barriers); after such a meeting, posted_clock(rank, r) is
