@@ -143,10 +143,9 @@ int64_t num_elements(std::span<const int64_t> shape) {
   int64_t n = 1;
   for (int64_t d : shape) {
     if (d < 0) throw ShapeError("negative dim in shape " + shape_to_string(shape));
-    if (d != 0 && n > std::numeric_limits<int64_t>::max() / d) {
+    if (__builtin_mul_overflow(n, d, &n)) {
       throw ShapeError("shape " + shape_to_string(shape) + " has more than 2^63 elements");
     }
-    n *= d;
   }
   return n;
 }
@@ -231,8 +230,13 @@ Array::Storage::Storage(const Storage& other) noexcept : block_(other.block_) {
 
 // Release publishes this owner's accesses to the next owner that finds itself
 // unique (or deletes); acquire makes the deleting owner see everyone's.
+// A last owner that finds itself alone (acquire: it sees every former
+// owner's accesses) frees without the read-modify-write: nobody else holds the
+// block, so nobody can copy it meanwhile. Most results die unshared.
 Array::Storage::~Storage() {
-  if (block_ && block_->owners.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+  if (!block_) return;
+  if (block_->owners.load(std::memory_order_acquire) == 1 ||
+      block_->owners.fetch_sub(1, std::memory_order_acq_rel) == 1) {
     block_->~Block();
     free_block(block_);
   }
