@@ -125,6 +125,32 @@ TEST(FiberModeTest, EightDevicesOnOneWorkerMeetByParking) {
   EXPECT_EQ(wrong, std::vector<int>(8, 0));
 }
 
+// Groups laid over the workers every way: over 'y' and 'x' of a 3x4 mesh, 2,
+// 3 and 5 workers make groups within one worker, groups spread over several
+// with several members on each, and groups mixing those with members alone
+// on their worker; yields at uneven rounds let some workers run a whole
+// meeting ahead of a member still parked on the one before. Every psum must
+// still meet, with the closed-form sums: over 'y', 4x + 0 + ... + 4x + 3 =
+// 16x + 6; over 'x', y + (4 + y) + (8 + y) = 12 + 3y.
+TEST(FiberModeTest, GroupsOverAnyLayoutOfWorkersMeetWhenSomeRunAhead) {
+  for (const int workers : {2, 3, 5}) {
+    Runtime rt(12, fibers(workers));
+    const Mesh mesh = Mesh::make({{"x", 3}, {"y", 4}});
+    std::vector<int> wrong(12, 0);
+    rt.launch(mesh, [&](DeviceContext& ctx) {
+      const int id = ctx.device_id();
+      const int x = id / 4, y = id % 4;
+      const Array mine = Array::full({1}, DType::kFloat32, id);
+      for (int round = 0; round < 2000; ++round) {
+        if (only(psum(ctx, mine, "y")) != static_cast<float>(16 * x + 6)) ++wrong[id];
+        if (only(psum(ctx, mine, "x")) != static_cast<float>(12 + 3 * y)) ++wrong[id];
+        if (round % 7 == id % 7) ctx.yield();
+      }
+    });
+    EXPECT_EQ(wrong, std::vector<int>(12, 0)) << workers << " workers";
+  }
+}
+
 // 4096 devices on the default workers: one launch with a psum of ones
 // (4096 everywhere) and an all_gather of the ids (0..4095 in order).
 TEST(FiberModeTest, FourThousandDevicesPsumAndAllGather) {
