@@ -9,6 +9,7 @@
 
 #include "meshsim/runtime/comm/internal/mesh_state.h"
 #include "meshsim/runtime/exec/errors.h"
+#include "meshsim/runtime/exec/internal/claim_waits.h"
 #include "meshsim/runtime/exec/internal/current_device.h"
 #include "meshsim/runtime/exec/internal/device_state.h"
 #include "meshsim/runtime/exec/internal/fiber/fiber_scheduler.h"
@@ -53,15 +54,20 @@ class DeviceClaim {
   // `caller`: the device whose body makes this launch (null for a host
   // thread). Its wait for a device another launch holds ends with
   // CancelledError (nothing claimed) once the caller's own launch failed or
-  // timed out: two bodies that each launch on the other's device would
-  // otherwise wait for each other forever. A host thread waits as long as
-  // it takes; nothing else throws, so a claim is never left half made.
-  DeviceClaim(const std::vector<DeviceState*>& devices, const Launch& launch, DeviceState* caller)
+  // timed out, and with DeadlockError when it is the member of a cycle of
+  // such waits that gives up (ClaimWaits; `waits` is its runtime's, null
+  // when the caller is a device of another runtime). A host thread waits as
+  // long as it takes; nothing else throws, so a claim is never left half
+  // made.
+  DeviceClaim(const std::vector<DeviceState*>& devices, const Launch& launch, DeviceState* caller,
+              ClaimWaits* waits)
       : sorted_(devices) {
     std::sort(sorted_.begin(), sorted_.end(),
               [](const DeviceState* a, const DeviceState* b) { return a->agent < b->agent; });
     for (size_t i = 0; i < sorted_.size(); ++i) {
       DeviceState* device = sorted_[i];
+      std::optional<ClaimWaits::Wait> wait;
+      std::string last_cycle;
       for (;;) {
         const uint32_t seen = device->unclaimed.load();
         const Launch* owner = nullptr;
@@ -82,6 +88,20 @@ class DeviceClaim {
           throw CancelledError("launch from the body of device " + std::to_string(caller->id) +
                                ": its launch failed while this one waited for device " +
                                std::to_string(device->id) + ", which another launch holds");
+        }
+        if (waits != nullptr) {
+          if (!wait) wait.emplace(*waits, *caller, *device);
+          // Seen at two looks in a row (kRecheck apart): no passing state.
+          std::string cycle = waits->cycle_to_break(*caller);
+          if (!cycle.empty() && cycle == last_cycle) {
+            wait.reset();
+            release(i);
+            throw DeadlockError("launch on " + caller->runtime.describe(launch.mesh().mesh()) +
+                                " from the body of device " + std::to_string(caller->id) +
+                                " would wait forever, in a cycle of launches that wait for "
+                                "each other's devices: " + cycle);
+          }
+          last_cycle = std::move(cycle);
         }
         // A device body (thread or fiber: a fiber must not block its worker,
         // where the owner may be queued) waits until an owner lets go, and
@@ -527,7 +547,8 @@ void RuntimeImpl::run(const Mesh& mesh_arg, const std::function<void(DeviceConte
   }
   std::string unreceived;
   {
-    const DeviceClaim claim(launch->devices(), *launch, current_device());
+    const DeviceClaim claim(launch->devices(), *launch, current_device(),
+                            calling_device() != nullptr ? &claim_waits_ : nullptr);
     launch->start(fibers_.get(), fibers, here ? &*here : nullptr);
     bool own_core = false;
     if (here) {

@@ -2,11 +2,14 @@
 // their launch, what a device's exception becomes, devices started on demand,
 // and deadlock reports that stay small at thousands of devices.
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <functional>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -94,13 +97,15 @@ TEST(NestedLaunchTest, OnDisjointDevicesWorks) {
 }
 
 // Two host launches whose bodies each launch on the other's device wait for
-// each other. The timeout of the launch that times out first cancels its
-// body's wait for the device (nothing is claimed), which ends that launch
-// and so lets the other go on: no hang, and at least one TimeoutError.
-TEST(NestedLaunchTest, CrossedNestedLaunchesEndAtTheTimeout) {
-  Runtime rt(2, {.launch_timeout = std::chrono::milliseconds(200)});
-  std::atomic<int> entered{0};
-  std::atomic<int> timeouts{0}, successes{0}, others{0};
+// each other, with no timeout to end it. The body with the smaller device id
+// gives up with a DeadlockError naming the cycle (its launch fails and lets
+// device 0 go), and the other launch then runs its nested launch: no hang,
+// one error, one success.
+TEST(NestedLaunchTest, CrossedNestedLaunchesEndWithADeadlockErrorOnOneSide) {
+  Runtime rt(2);
+  std::atomic<int> entered{0}, successes{0}, others{0};
+  std::string error;
+  std::mutex mu;
   const auto host = [&](int mine, int other) {
     try {
       rt.launch(Mesh(AbstractMesh({{"x", 1}}), {mine}), [&](DeviceContext& ctx) {
@@ -109,8 +114,9 @@ TEST(NestedLaunchTest, CrossedNestedLaunchesEndAtTheTimeout) {
         rt.launch(Mesh(AbstractMesh({{"x", 1}}), {other}), [](DeviceContext&) {});
       });
       successes.fetch_add(1);
-    } catch (const TimeoutError&) {
-      timeouts.fetch_add(1);
+    } catch (const DeadlockError& e) {
+      std::lock_guard lock(mu);
+      error = e.what();
     } catch (...) {
       others.fetch_add(1);
     }
@@ -118,9 +124,57 @@ TEST(NestedLaunchTest, CrossedNestedLaunchesEndAtTheTimeout) {
   std::thread a(host, 0, 1), b(host, 1, 0);
   a.join();
   b.join();
-  EXPECT_GE(timeouts.load(), 1);
-  EXPECT_EQ(timeouts.load() + successes.load(), 2);
+  EXPECT_EQ(successes.load(), 1);
   EXPECT_EQ(others.load(), 0);
+  EXPECT_EQ(error,
+            "device 0: launch on Mesh(x=1; devices=[1]) from the body of device 0 would wait "
+            "forever, in a cycle of launches that wait for each other's devices: device 0 (in "
+            "the launch on Mesh(x=1)) waits for device 1, held by the launch on Mesh(x=1; "
+            "devices=[1]); device 1 (in the launch on Mesh(x=1; devices=[1])) waits for device "
+            "0, held by the launch on Mesh(x=1)");
+}
+
+// A cycle through a nested launch: A's body (device 0) launches on device 3,
+// whose body launches on device 1; B's body (device 1) launches on device 2;
+// C's body (device 2) launches on device 0, which A holds until its nested
+// launch ends. The waiting bodies are devices 3, 1 and 2: device 1 gives up,
+// B fails, and A and C then finish.
+TEST(NestedLaunchTest, ACycleThroughANestedLaunchIsBrokenByItsSmallestDevice) {
+  Runtime rt(4);
+  std::atomic<int> entered{0};
+  std::vector<std::string> outcome(3);
+  const auto one = [](int id) { return Mesh(AbstractMesh({{"x", 1}}), {id}); };
+  const auto host = [&](int index, int mine, std::function<void()> nested) {
+    try {
+      rt.launch(one(mine), [&](DeviceContext& ctx) {
+        entered.fetch_add(1);
+        while (entered.load() < 3) ctx.yield();
+        nested();
+      });
+      outcome[index] = "ok";
+    } catch (const DeadlockError& e) {
+      outcome[index] = e.what();
+    } catch (const std::exception& e) {
+      outcome[index] = std::string("unexpected: ") + e.what();
+    }
+  };
+  std::thread a(host, 0, 0, [&] {
+    rt.launch(one(3), [&](DeviceContext&) { rt.launch(one(1), [](DeviceContext&) {}); });
+  });
+  std::thread b(host, 1, 1, [&] { rt.launch(one(2), [](DeviceContext&) {}); });
+  std::thread c(host, 2, 2, [&] { rt.launch(one(0), [](DeviceContext&) {}); });
+  a.join();
+  b.join();
+  c.join();
+  EXPECT_EQ(outcome[0], "ok");
+  EXPECT_EQ(outcome[1],
+            "device 1: launch on Mesh(x=1; devices=[2]) from the body of device 1 would wait "
+            "forever, in a cycle of launches that wait for each other's devices: device 1 (in "
+            "the launch on Mesh(x=1; devices=[1])) waits for device 2, held by the launch on "
+            "Mesh(x=1; devices=[2]); device 2 (in the launch on Mesh(x=1; devices=[2])) waits "
+            "for device 0, held by the launch on Mesh(x=1); device 3 (in the launch on Mesh(x=1; "
+            "devices=[3])) waits for device 1, held by the launch on Mesh(x=1; devices=[1])");
+  EXPECT_EQ(outcome[2], "ok");
 }
 
 TEST(NestedLaunchTest, OnAnotherRuntimeWorks) {

@@ -18,6 +18,7 @@
 #include "meshsim/mesh/mesh.h"
 #include "meshsim/runtime/comm/internal/fabric.h"
 #include "meshsim/runtime/comm/internal/group_layouts.h"
+#include "meshsim/runtime/exec/internal/claim_waits.h"
 #include "meshsim/runtime/exec/internal/function_ref.h"
 #include "meshsim/runtime/exec/internal/runtime_extension.h"
 #include "meshsim/runtime/exec/runtime.h"
@@ -141,6 +142,8 @@ class RuntimeImpl {
   std::vector<std::unique_ptr<DeviceState>> started_;  // guarded by grow_mu_; every core
   std::unordered_map<int, DeviceState*> cores_;        // guarded by grow_mu_; cores > 0 by agent
   std::atomic<int> num_started_{0};
+  // Device bodies waiting to claim a device another launch holds.
+  ClaimWaits claim_waits_;
 
   // Interned meshes, most recently launched first, and an index by mesh hash.
   struct Interned {
