@@ -102,7 +102,7 @@ class Meeting {
     post_clock();
     const bool shared = rendezvous().meet_sharing(
         rank(), waiter(), {static_cast<const std::byte*>(peer(rank()).input), input_bytes});
-    if (shared) shared_inputs_ = rendezvous().shared_row(rank());
+    shared_inputs_ = shared ? rendezvous().shared_row(rank()) : nullptr;
     return shared;
   }
   // Virtual time, after the first meeting: the transfers this collective

@@ -53,63 +53,22 @@ class DeviceClaim {
  public:
   // `caller`: the device whose body makes this launch (null for a host
   // thread). Its wait for a device another launch holds ends with
-  // CancelledError (nothing claimed) once the caller's own launch failed or
-  // timed out, and with DeadlockError when it is the member of a cycle of
-  // such waits that gives up (ClaimWaits; `waits` is its runtime's, null
-  // when the caller is a device of another runtime). A host thread waits as
-  // long as it takes; nothing else throws, so a claim is never left half
-  // made.
+  // CancelledError once the caller's own launch failed or timed out, and
+  // with DeadlockError when it is the wait that gives up on a cycle of such
+  // waits (ClaimWaits: `waits` is this runtime's). A host thread waits as
+  // long as it takes. Whatever ends a claim early lets go of what it took.
   DeviceClaim(const std::vector<DeviceState*>& devices, const Launch& launch, DeviceState* caller,
-              ClaimWaits* waits)
+              ClaimWaits& waits)
       : sorted_(devices) {
     std::sort(sorted_.begin(), sorted_.end(),
               [](const DeviceState* a, const DeviceState* b) { return a->agent < b->agent; });
     for (size_t i = 0; i < sorted_.size(); ++i) {
-      DeviceState* device = sorted_[i];
-      std::optional<ClaimWaits::Wait> wait;
-      std::string last_cycle;
-      for (;;) {
-        const uint32_t seen = device->unclaimed.load();
-        const Launch* owner = nullptr;
-        if (device->owner.compare_exchange_strong(owner, &launch, std::memory_order_acquire,
-                                                  std::memory_order_relaxed)) {
-          break;
-        }
-        if (caller == nullptr) {
-          device->owner.wait(owner, std::memory_order_relaxed);
-          continue;
-        }
-        // Checked on every turn (other launches may keep taking the device).
-        // What it holds is let go before the device settles: settling waits
-        // for the other devices of its launch, which may need those.
-        if (caller->launch->failed()) {
-          release(i);
-          caller->waiter.cancel_if_aborted();
-          throw CancelledError("launch from the body of device " + std::to_string(caller->id) +
-                               ": its launch failed while this one waited for device " +
-                               std::to_string(device->id) + ", which another launch holds");
-        }
-        if (waits != nullptr) {
-          if (!wait) wait.emplace(*waits, *caller, *device);
-          // Seen at two looks in a row (kRecheck apart): no passing state.
-          std::string cycle = waits->cycle_to_break(*caller);
-          if (!cycle.empty() && cycle == last_cycle) {
-            wait.reset();
-            release(i);
-            throw DeadlockError("launch on " + caller->runtime.describe(launch.mesh().mesh()) +
-                                " from the body of device " + std::to_string(caller->id) +
-                                " would wait forever, in a cycle of launches that wait for "
-                                "each other's devices: " + cycle);
-          }
-          last_cycle = std::move(cycle);
-        }
-        // A device body (thread or fiber: a fiber must not block its worker,
-        // where the owner may be queued) waits until an owner lets go, and
-        // looks again after a while whether its own launch failed, which
-        // does not change this word.
-        Waiter parked;
-        parked.wait_change_until(device->unclaimed, seen,
-                                 std::chrono::steady_clock::now() + kRecheck);
+      size_t held = i;  // to let go of if this claim ends early
+      try {
+        claim(sorted_[i], launch, caller, waits, held);
+      } catch (...) {
+        release(held);
+        throw;
       }
     }
   }
@@ -118,7 +77,52 @@ class DeviceClaim {
   DeviceClaim& operator=(const DeviceClaim&) = delete;
 
  private:
-  static constexpr auto kRecheck = std::chrono::milliseconds(10);
+  static constexpr auto kRecheck = ClaimWaits::kSearchEvery;
+
+  // Waits until `device` is free and takes it for `launch`; `held` devices
+  // are taken already (set to 0 once they were let go of here).
+  void claim(DeviceState* device, const Launch& launch, DeviceState* caller,
+                    ClaimWaits& waits, size_t& held) {
+    std::optional<ClaimWaits::Wait> wait;
+    for (;;) {
+      const uint32_t seen = device->unclaimed.load();
+      const Launch* owner = nullptr;
+      if (device->owner.compare_exchange_strong(owner, &launch, std::memory_order_acquire,
+                                                std::memory_order_relaxed)) {
+        return;
+      }
+      if (!wait) wait.emplace(waits, caller, launch, *device);
+      if (caller == nullptr) {
+        device->owner.wait(owner, std::memory_order_relaxed);
+        continue;
+      }
+      // Checked on every turn (other launches may keep taking the device).
+      // What it holds is let go before the device settles: settling waits
+      // for the other devices of its launch, which may need those.
+      if (caller->launch->failed()) {
+        wait.reset();
+        release(held);
+        held = 0;
+        caller->waiter.cancel_if_aborted();
+        throw CancelledError("launch from the body of device " + std::to_string(caller->id) +
+                             ": its launch failed while this one waited for device " +
+                             std::to_string(device->id) + ", which another launch holds");
+      }
+      if (std::string cycle = wait->give_up(); !cycle.empty()) {
+        throw DeadlockError("launch on " + caller->runtime.describe(launch.mesh().mesh()) +
+                            " from the body of device " + std::to_string(caller->id) +
+                            " would wait forever, in a cycle of launches that wait for each "
+                            "other's devices: " + cycle);
+      }
+      // A device body (thread or fiber: a fiber must not block its worker,
+      // where the owner may be queued) waits until an owner lets go, and
+      // looks again after a while whether its own launch failed, which
+      // does not change this word.
+      Waiter parked;
+      parked.wait_change_until(device->unclaimed, seen,
+                               std::chrono::steady_clock::now() + kRecheck);
+    }
+  }
 
   // Lets go of the first `count` devices.
   void release(size_t count) {
@@ -479,6 +483,27 @@ void RuntimeImpl::launch(const Mesh& mesh, const std::function<void(DeviceContex
   run(mesh, body, options);
 }
 
+bool RuntimeImpl::claimed(int id) const {
+  const DeviceState* device = devices_[id].load(std::memory_order_acquire);
+  return device != nullptr && device->owner.load(std::memory_order_acquire) != nullptr;
+}
+
+void RuntimeImpl::claim_record(const LaunchRecord* record, const Mesh& mesh) {
+  std::lock_guard lock(records_mu_);
+  if (std::ranges::find(records_in_use_, record) != records_in_use_.end()) {
+    throw RuntimeUsageError("launch on " + describe(mesh) +
+                            ": its LaunchOptions::record is being filled by another launch that "
+                            "is still running; a nested or concurrent launch needs a record of "
+                            "its own");
+  }
+  records_in_use_.push_back(record);
+}
+
+void RuntimeImpl::release_record(const LaunchRecord* record) {
+  std::lock_guard lock(records_mu_);
+  std::erase(records_in_use_, record);
+}
+
 void RuntimeImpl::launch_agents(const Mesh& mesh, const std::function<void(DeviceContext&)>& body,
                                 const LaunchOptions& options) {
   run(mesh, body, options);
@@ -495,6 +520,14 @@ void RuntimeImpl::run(const Mesh& mesh_arg, const std::function<void(DeviceConte
     throw InvalidArgumentError("launch on " + describe(mesh_arg) +
                                ": LaunchOptions::trace_capacity must be at least 1");
   }
+  if (options.record != nullptr) claim_record(options.record, mesh_arg);
+  struct RecordRelease {
+    RuntimeImpl& rt;
+    const LaunchRecord* record;
+    ~RecordRelease() {
+      if (record != nullptr) rt.release_record(record);
+    }
+  } record_release{*this, options.record};
   if (options.record != nullptr) *options.record = LaunchRecord{};
   std::shared_ptr<LaunchTime> time;
   if (const auto& config = options.time ? options.time : options_.virtual_time) {
@@ -547,8 +580,7 @@ void RuntimeImpl::run(const Mesh& mesh_arg, const std::function<void(DeviceConte
   }
   std::string unreceived;
   {
-    const DeviceClaim claim(launch->devices(), *launch, current_device(),
-                            calling_device() != nullptr ? &claim_waits_ : nullptr);
+    const DeviceClaim claim(launch->devices(), *launch, current_device(), claim_waits_);
     launch->start(fibers_.get(), fibers, here ? &*here : nullptr);
     bool own_core = false;
     if (here) {

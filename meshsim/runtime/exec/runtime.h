@@ -14,7 +14,8 @@
 // meshsim, or a CollectiveMismatchError when those devices wait in one
 // collective over different groups; also by one body of a cycle of launches
 // from device bodies that wait for each other's devices (the one with the
-// smallest device id). The runtime stays usable after any failure.
+// smallest device id, within ~20 ms). The runtime stays usable after
+// any failure.
 //
 // Thread safety: launch() may be called from several threads at once. Launches
 // on disjoint device sets run concurrently; launches that share a device run

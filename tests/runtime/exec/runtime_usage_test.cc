@@ -18,6 +18,7 @@
 #include "meshsim/runtime/exec/errors.h"
 #include "meshsim/runtime/exec/internal/device_hooks.h"
 #include "meshsim/runtime/exec/internal/launch_report.h"
+#include "meshsim/runtime/exec/internal/runtime_impl.h"
 #include "meshsim/runtime/exec/runtime.h"
 #include "support/expect_error.h"
 
@@ -175,6 +176,149 @@ TEST(NestedLaunchTest, ACycleThroughANestedLaunchIsBrokenByItsSmallestDevice) {
             "for device 0, held by the launch on Mesh(x=1); device 3 (in the launch on Mesh(x=1; "
             "devices=[3])) waits for device 1, held by the launch on Mesh(x=1; devices=[1])");
   EXPECT_EQ(outcome[2], "ok");
+}
+
+// Runs `hosts` launches from host threads at once; launch k runs on
+// `meshes[k]`, and each of its bodies, once every body of every launch has
+// entered, runs `nested[k]`. Returns each launch's outcome: "ok" or the
+// DeadlockError's message ("unexpected: ..." for anything else).
+std::vector<std::string> crossed_launches(Runtime& rt, const std::vector<Mesh>& meshes,
+                                          const std::vector<std::function<void(DeviceContext&)>>& nested) {
+  int bodies = 0;
+  for (const Mesh& m : meshes) bodies += m.size();
+  std::atomic<int> entered{0};
+  std::vector<std::string> outcome(meshes.size());
+  std::vector<std::thread> hosts;
+  for (size_t k = 0; k < meshes.size(); ++k) {
+    hosts.emplace_back([&, k] {
+      try {
+        rt.launch(meshes[k], [&](DeviceContext& ctx) {
+          entered.fetch_add(1);
+          while (entered.load() < bodies) ctx.yield();
+          nested[k](ctx);
+        });
+        outcome[k] = "ok";
+      } catch (const DeadlockError& e) {
+        outcome[k] = e.what();
+      } catch (const std::exception& e) {
+        outcome[k] = std::string("unexpected: ") + e.what();
+      }
+    });
+  }
+  for (std::thread& t : hosts) t.join();
+  return outcome;
+}
+
+Mesh on(std::vector<int> ids) {
+  const int n = static_cast<int>(ids.size());
+  return Mesh(AbstractMesh({{"x", n}}), std::move(ids));
+}
+
+// Overlapping cycles: J holds devices 0 and 3, K holds 1 and 2; device 0's
+// body launches on 1, device 3's on 2, device 1's on 3. Three waits that all
+// reach each other, over two cycles: exactly one gives up, device 0's (the
+// smallest), J fails, and K then finishes.
+TEST(NestedLaunchTest, OverlappingCyclesAreBrokenOnceBySmallestDevice) {
+  Runtime rt(4);
+  const auto launch_on = [&](int id) { rt.launch(on({id}), [](DeviceContext&) {}); };
+  const std::vector<std::string> outcome = crossed_launches(
+      rt, {on({0, 3}), on({1, 2})},
+      {[&](DeviceContext& ctx) { launch_on(ctx.device_id() == 0 ? 1 : 2); },
+       [&](DeviceContext& ctx) {
+         if (ctx.device_id() == 1) launch_on(3);
+       }});
+  EXPECT_THAT(outcome[0], ::testing::HasSubstr(
+                              "device 0: launch on Mesh(x=1; devices=[1]) from the body of device "
+                              "0 would wait forever, in a cycle of launches"));
+  EXPECT_EQ(outcome[1], "ok");
+}
+
+// Waits (yielding the device) until a launch holds device `id` of `rt`.
+void wait_until_claimed(Runtime& rt, DeviceContext& ctx, int id) {
+  while (!RuntimeHooks::impl(rt).claimed(id)) ctx.yield();
+}
+
+// A launch that is still claiming holds what it claimed: device 4's body
+// launches on devices 0 and 2, takes 0 and waits for 2, which L2 holds;
+// L2's body (device 2) then launches on 0. Device 2 gives up.
+TEST(NestedLaunchTest, ACycleThroughAPartlyClaimedLaunchIsBroken) {
+  Runtime rt(5);
+  const std::vector<std::string> outcome = crossed_launches(
+      rt, {on({4}), on({2})},
+      {[&](DeviceContext&) { rt.launch(on({0, 2}), [](DeviceContext&) {}); },
+       [&](DeviceContext& ctx) {
+         wait_until_claimed(rt, ctx, 0);
+         rt.launch(on({0}), [](DeviceContext&) {});
+       }});
+  EXPECT_EQ(outcome[0], "ok");
+  EXPECT_EQ(outcome[1],
+            "device 2: launch on Mesh(x=1) from the body of device 2 would wait forever, in a "
+            "cycle of launches that wait for each other's devices: device 2 (in "
+            "the launch on Mesh(x=1; devices=[2])) waits for device 0, held by the launch on "
+            "Mesh(x=2; devices=[0, 2]); device 4 (in the launch on Mesh(x=1; devices=[4])) waits "
+            "for device 2, held by the launch on Mesh(x=1; devices=[2])");
+}
+
+// A host thread's launch that is still claiming is part of a cycle too: it
+// takes device 0 and waits for 1, whose launch's body launches on 0. The
+// body gives up; the host's launch then runs.
+TEST(NestedLaunchTest, ACycleThroughAHostThreadsClaimIsBroken) {
+  Runtime rt(2);
+  std::atomic<bool> inside{false};
+  std::string error;
+  std::thread body_host([&] {
+    try {
+      rt.launch(on({1}), [&](DeviceContext& ctx) {
+        inside.store(true);
+        wait_until_claimed(rt, ctx, 0);
+        rt.launch(on({0}), [](DeviceContext&) {});
+      });
+    } catch (const DeadlockError& e) {
+      error = e.what();
+    }
+  });
+  while (!inside.load()) std::this_thread::yield();
+  EXPECT_NO_THROW(rt.launch(Mesh::make({{"x", 2}}), [](DeviceContext&) {}));
+  body_host.join();
+  EXPECT_EQ(error,
+            "device 1: launch on Mesh(x=1) from the body of device 1 would wait forever, in a "
+            "cycle of launches that wait for each other's devices: device 1 (in the launch on "
+            "Mesh(x=1; devices=[1])) waits for device 0, held by the launch on Mesh(x=2); the "
+            "launch on Mesh(x=2) from a host thread waits for device 1, held by the launch on "
+            "Mesh(x=1; devices=[1])");
+}
+
+// A LaunchRecord is filled by one launch at a time: a nested launch, or one
+// from another host thread, that names the record a running launch fills
+// would write it at the same time. It is refused at once, and the record is
+// free again once its launch returns.
+TEST(NestedLaunchTest, ARecordIsFilledByOneRunningLaunchAtATime) {
+  Runtime rt(3);
+  const auto one = [](int id) { return Mesh(AbstractMesh({{"x", 1}}), {id}); };
+  const char* const kInUse =
+      ": its LaunchOptions::record is being filled by another launch that is still running; a "
+      "nested or concurrent launch needs a record of its own";
+  LaunchRecord record;
+  std::atomic<bool> inside{false}, refused{false};
+  std::thread other([&] {
+    while (!inside.load()) std::this_thread::yield();
+    EXPECT_ERROR(rt.launch(one(2), [](DeviceContext&) {}, {.record = &record}),
+                 RuntimeUsageError, std::string("launch on Mesh(x=1; devices=[2])") + kInUse);
+    refused.store(true);
+  });
+  rt.launch(
+      one(0),
+      [&](DeviceContext& ctx) {
+        EXPECT_ERROR(rt.launch(one(1), [](DeviceContext&) {}, {.record = &record}),
+                     RuntimeUsageError, std::string("launch on Mesh(x=1; devices=[1])") + kInUse);
+        inside.store(true);
+        while (!refused.load()) ctx.yield();
+      },
+      {.record = &record});
+  other.join();
+  // Free again, also for a launch that used it before.
+  EXPECT_NO_THROW(rt.launch(one(1), [](DeviceContext&) {}, {.record = &record}));
+  EXPECT_NO_THROW(rt.launch(one(0), [](DeviceContext&) {}, {.record = &record}));
 }
 
 TEST(NestedLaunchTest, OnAnotherRuntimeWorks) {

@@ -1,6 +1,9 @@
 #include "meshsim/runtime/comm/internal/exchange.h"
 
 #include <cstring>
+#include <string>
+
+#include "meshsim/mesh/error.h"
 
 namespace meshsim {
 namespace {
@@ -27,6 +30,16 @@ Header header_of(const WaitWord& word) {
   Header h;
   std::memcpy(&h, word.payload(), sizeof(h));
   return h;
+}
+
+// `members`, if an Exchange can have that many (SharedData has a pointer per
+// member); else InvalidArgumentError.
+int checked_members(int members) {
+  if (members < 1 || members > Exchange::kMaxMembers) {
+    throw InvalidArgumentError("an Exchange has 1 to " + std::to_string(Exchange::kMaxMembers) +
+                               " members, not " + std::to_string(members));
+  }
+  return members;
 }
 
 }  // namespace
@@ -62,7 +75,9 @@ struct alignas(64) Exchange::Member {
 };
 
 Exchange::Exchange(int members)
-    : members_count_(members), members_(new Member[members]), shared_(new SharedData[members]) {}
+    : members_count_(checked_members(members)),
+      members_(new Member[members]),
+      shared_(new SharedData[members]) {}
 Exchange::~Exchange() = default;
 
 Exchange::Outcome Exchange::meet(int rank, Waiter& waiter, const Post& post) {

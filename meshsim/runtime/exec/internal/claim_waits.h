@@ -1,59 +1,81 @@
 #pragma once
-// ClaimWaits: the device bodies of one runtime that wait to claim a device
-// another launch holds (a launch from a device body), and the cycles among
-// them.
+// ClaimWaits: the launches of one runtime that wait to claim a device another
+// launch holds, and the cycles among those waits.
 //
-// A launch cannot finish while one of its devices waits, nor while a launch
-// nested in it runs. So when the launch holding the device a body waits for
-// itself waits, through such claims and nestings, for the launch that body
-// runs in (or one enclosing it), none of them can ever finish: two host
-// threads whose launches each launch on the other's device, say. The
-// waiting bodies look for such a cycle every time they re-check their claim;
-// the one with the smallest agent id on the cycle gives up with a
-// DeadlockError (its launch fails and lets its devices go, so the others
-// proceed). Every cycle has such a member, so every cycle is broken.
+// A launch cannot finish while one of its devices' bodies waits, nor while a
+// launch nested in it runs; a launch that is still claiming its devices
+// holds those it claimed already (in increasing agent order). So when a
+// waiting launch waits, through holders and nestings, for itself, none of
+// the launches on that cycle can ever finish: two host threads whose
+// launches each launch on the other's device, say.
 //
-// Only waits within one runtime are seen: a cycle through launches of
-// several runtimes still waits for a launch timeout.
+// The waits form a graph: wait a -> wait b when the launch holding a's device
+// is b's launch or encloses it. A set of waits that all reach each other (a
+// strongly connected set, with a cycle) is stuck. Every so often (at most
+// once per kSearchEvery, run by whichever waiting body re-checks its claim
+// first) the whole graph is searched; in each stuck set the waiting device
+// body with the smallest agent id (the device id, for a device of one core)
+// is chosen, and one chosen by two searches in a row gives up with a
+// DeadlockError naming a cycle through it: its launch fails unless the body
+// catches the error, and lets its devices go. One member per stuck set, so
+// each set is broken once; a host thread's claim is part of the graph but
+// never gives up (a stuck set always has a device body: host claims alone
+// cannot form a cycle, since each claims in increasing agent order).
+//
+// Only one runtime's waits are seen: a cycle through launches of several
+// runtimes still waits for a launch timeout.
 
+#include <chrono>
+#include <list>
 #include <mutex>
 #include <string>
-#include <vector>
 
 namespace meshsim {
 
+class Launch;
 struct DeviceState;
 
 class ClaimWaits {
+  // One registered wait.
+  struct Entry {
+    const DeviceState* claimant;  // null: a host thread
+    const Launch* claiming;
+    const DeviceState* wanted;
+    int chosen = 0;     // searches in a row that chose it to give up
+    std::string cycle;  // set once it gives up
+  };
+
  public:
-  // While it lives, `claimant` (a device body of this runtime, inside its
-  // launch) waits to claim `wanted`, a device of this runtime.
+  static constexpr std::chrono::milliseconds kSearchEvery{10};
+
+  // While it lives, `claiming` (a launch being started, by the body of
+  // `claimant`, or by a host thread when that is null) waits to claim
+  // `wanted`, a device of this runtime. All three outlive the Wait.
   class Wait {
    public:
-    Wait(ClaimWaits& waits, const DeviceState& claimant, const DeviceState& wanted);
+    Wait(ClaimWaits& waits, const DeviceState* claimant, const Launch& claiming,
+         const DeviceState& wanted);
     ~Wait();
     Wait(const Wait&) = delete;
     Wait& operator=(const Wait&) = delete;
 
+    // For a wait of a device body: "" while it may go on waiting; else the
+    // cycle it gives up on, described for a DeadlockError ("device 0 (in the
+    // launch on ...) waits for device 1, held by the launch on ...; ...").
+    std::string give_up();
+
    private:
     ClaimWaits& waits_;
-    const DeviceState* claimant_;
+    std::list<Entry>::iterator entry_;
   };
-
-  // The cycle of waits through `claimant`'s (registered) wait, if there is
-  // one and `claimant` is the member that gives up, described for a
-  // DeadlockError ("device 0 (in the launch on ...) waits for device 1;
-  // ..."); else "".
-  std::string cycle_to_break(const DeviceState& claimant) const;
 
  private:
-  struct Entry {
-    const DeviceState* claimant;
-    const DeviceState* wanted;
-  };
+  // Under mu_: searches the graph and marks the waits that give up.
+  void search();
 
-  mutable std::mutex mu_;  // a leaf: nothing else is locked under it
-  std::vector<Entry> waits_;
+  std::mutex mu_;  // a leaf: nothing else is locked under it
+  std::list<Entry> waits_;
+  std::chrono::steady_clock::time_point last_search_{};
 };
 
 }  // namespace meshsim
