@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <mutex>
 #include <optional>
 #include <cstdio>
 #include <cstdlib>
@@ -134,6 +135,46 @@ class DeviceClaim {
   }
 
   std::vector<DeviceState*> sorted_;
+};
+
+// Marks a LaunchRecord (none: null) as filled by a running launch for as long
+// as it lives. The records in use are the process's, not a runtime's: a
+// record is plain data the host may hand to launches of several runtimes,
+// and two launches filling one would write it at the same time.
+class RecordInUse {
+ public:
+  // RuntimeUsageError, naming the launch's mesh, if a running launch fills
+  // `record` already.
+  RecordInUse(const LaunchRecord* record, FunctionRef<std::string()> mesh) : record_(record) {
+    if (record_ == nullptr) return;
+    std::lock_guard lock(mu());
+    if (std::ranges::find(records(), record_) != records().end()) {
+      record_ = nullptr;
+      throw RuntimeUsageError("launch on " + mesh() +
+                              ": its LaunchOptions::record is being filled by another launch "
+                              "that is still running; a nested or concurrent launch needs a "
+                              "record of its own");
+    }
+    records().push_back(record_);
+  }
+  ~RecordInUse() {
+    if (record_ == nullptr) return;
+    std::lock_guard lock(mu());
+    std::erase(records(), record_);
+  }
+  RecordInUse(const RecordInUse&) = delete;
+  RecordInUse& operator=(const RecordInUse&) = delete;
+
+ private:
+  static std::mutex& mu() {
+    static std::mutex m;
+    return m;
+  }
+  static std::vector<const LaunchRecord*>& records() {
+    static std::vector<const LaunchRecord*> in_use;
+    return in_use;
+  }
+  const LaunchRecord* record_;
 };
 
 std::string join_ids(const std::vector<int>& ids) {
@@ -488,22 +529,6 @@ bool RuntimeImpl::claimed(int id) const {
   return device != nullptr && device->owner.load(std::memory_order_acquire) != nullptr;
 }
 
-void RuntimeImpl::claim_record(const LaunchRecord* record, const Mesh& mesh) {
-  std::lock_guard lock(records_mu_);
-  if (std::ranges::find(records_in_use_, record) != records_in_use_.end()) {
-    throw RuntimeUsageError("launch on " + describe(mesh) +
-                            ": its LaunchOptions::record is being filled by another launch that "
-                            "is still running; a nested or concurrent launch needs a record of "
-                            "its own");
-  }
-  records_in_use_.push_back(record);
-}
-
-void RuntimeImpl::release_record(const LaunchRecord* record) {
-  std::lock_guard lock(records_mu_);
-  std::erase(records_in_use_, record);
-}
-
 void RuntimeImpl::launch_agents(const Mesh& mesh, const std::function<void(DeviceContext&)>& body,
                                 const LaunchOptions& options) {
   run(mesh, body, options);
@@ -520,14 +545,7 @@ void RuntimeImpl::run(const Mesh& mesh_arg, const std::function<void(DeviceConte
     throw InvalidArgumentError("launch on " + describe(mesh_arg) +
                                ": LaunchOptions::trace_capacity must be at least 1");
   }
-  if (options.record != nullptr) claim_record(options.record, mesh_arg);
-  struct RecordRelease {
-    RuntimeImpl& rt;
-    const LaunchRecord* record;
-    ~RecordRelease() {
-      if (record != nullptr) rt.release_record(record);
-    }
-  } record_release{*this, options.record};
+  const RecordInUse record_in_use(options.record, [&] { return describe(mesh_arg); });
   if (options.record != nullptr) *options.record = LaunchRecord{};
   std::shared_ptr<LaunchTime> time;
   if (const auto& config = options.time ? options.time : options_.virtual_time) {

@@ -225,7 +225,11 @@ TEST(NestedLaunchTest, OverlappingCyclesAreBrokenOnceBySmallestDevice) {
       rt, {on({0, 3}), on({1, 2})},
       {[&](DeviceContext& ctx) { launch_on(ctx.device_id() == 0 ? 1 : 2); },
        [&](DeviceContext& ctx) {
-         if (ctx.device_id() == 1) launch_on(3);
+         if (ctx.device_id() != 1) return;
+         // Devices 3 and 1 alone make a cycle too: join it only once device
+         // 0 waits as well, so that the three are one stuck set.
+         while (RuntimeHooks::impl(rt).claim_waits() < 2) ctx.yield();
+         launch_on(3);
        }});
   EXPECT_THAT(outcome[0], ::testing::HasSubstr(
                               "device 0: launch on Mesh(x=1; devices=[1]) from the body of device "
@@ -289,9 +293,9 @@ TEST(NestedLaunchTest, ACycleThroughAHostThreadsClaimIsBroken) {
 }
 
 // A LaunchRecord is filled by one launch at a time: a nested launch, or one
-// from another host thread, that names the record a running launch fills
-// would write it at the same time. It is refused at once, and the record is
-// free again once its launch returns.
+// from another host thread or on another runtime, that names the record a
+// running launch fills would write it at the same time. It is refused at
+// once, and the record is free again once its launch returns.
 TEST(NestedLaunchTest, ARecordIsFilledByOneRunningLaunchAtATime) {
   Runtime rt(3);
   const auto one = [](int id) { return Mesh(AbstractMesh({{"x", 1}}), {id}); };
@@ -316,6 +320,15 @@ TEST(NestedLaunchTest, ARecordIsFilledByOneRunningLaunchAtATime) {
       },
       {.record = &record});
   other.join();
+  // Also for a launch on another runtime, nested in one that fills it.
+  Runtime second(1);
+  rt.launch(
+      one(0),
+      [&](DeviceContext&) {
+        EXPECT_ERROR(second.launch(one(0), [](DeviceContext&) {}, {.record = &record}),
+                     RuntimeUsageError, std::string("launch on Mesh(x=1)") + kInUse);
+      },
+      {.record = &record});
   // Free again, also for a launch that used it before.
   EXPECT_NO_THROW(rt.launch(one(1), [](DeviceContext&) {}, {.record = &record}));
   EXPECT_NO_THROW(rt.launch(one(0), [](DeviceContext&) {}, {.record = &record}));

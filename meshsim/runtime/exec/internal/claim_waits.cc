@@ -1,7 +1,7 @@
 #include "meshsim/runtime/exec/internal/claim_waits.h"
 
 #include <algorithm>
-#include <span>
+#include <functional>
 #include <unordered_map>
 #include <vector>
 
@@ -27,38 +27,45 @@ std::string ClaimWaits::Wait::give_up() {
   std::lock_guard lock(waits_.mu_);
   const auto now = std::chrono::steady_clock::now();
   if (now - waits_.last_search_ >= kSearchEvery) {
-    waits_.last_search_ = now;
     waits_.search();
+    // From its end: searches never follow each other back to back.
+    waits_.last_search_ = std::chrono::steady_clock::now();
   }
   return entry_->cycle;
 }
 
 void ClaimWaits::search() {
-  std::vector<Entry*> nodes;
-  for (Entry& e : waits_) nodes.push_back(&e);
-  const size_t n = nodes.size();
-  // The waits each launch is or encloses the launch of. Launches are read
-  // only along a wait's own chain, which lives as long as the wait; a holder
-  // is only compared (one off every cycle may finish meanwhile).
-  std::unordered_map<const Launch*, std::vector<size_t>> inside;
+  std::vector<Entry*> waits;
+  for (Entry& e : waits_) waits.push_back(&e);
+  const size_t n = waits.size();
+  // Nodes: the waits (0 .. n-1), then the launches on their chains. A wait
+  // leads to the launch holding its device; a launch to the waits whose
+  // launch it is or encloses. Launches are read only along a wait's own
+  // chain, which lives as long as the wait; a holder is only compared.
+  std::vector<std::vector<size_t>> out(n);
+  std::unordered_map<const Launch*, size_t> launch_node;
   for (size_t i = 0; i < n; ++i) {
-    for (const Launch* l = nodes[i]->claiming; l != nullptr; l = l->enclosing()) {
-      inside[l].push_back(i);
+    for (const Launch* l = waits[i]->claiming; l != nullptr; l = l->enclosing()) {
+      const auto [node, fresh] = launch_node.try_emplace(l, out.size());
+      if (fresh) out.emplace_back();
+      out[node->second].push_back(i);
     }
   }
   std::vector<const Launch*> holder(n);
-  std::vector<const std::vector<size_t>*> next(n, nullptr);  // the edges i -> j
   for (size_t i = 0; i < n; ++i) {
-    holder[i] = nodes[i]->wanted->owner.load(std::memory_order_acquire);
-    if (const auto found = inside.find(holder[i]); found != inside.end()) next[i] = &found->second;
+    holder[i] = waits[i]->wanted->owner.load(std::memory_order_acquire);
+    // Its own launch holds it: the claim succeeded, and the wait is leaving.
+    if (holder[i] == waits[i]->claiming) continue;
+    if (const auto found = launch_node.find(holder[i]); found != launch_node.end()) {
+      out[i].push_back(found->second);
+    }
   }
-  const auto successors = [&](size_t i) {
-    return next[i] != nullptr ? std::span<const size_t>(*next[i]) : std::span<const size_t>();
-  };
+  const size_t nodes = out.size();
 
-  // Strongly connected sets (Tarjan's algorithm, without recursion).
-  std::vector<int> order(n, -1), low(n, 0), set_of(n, -1);
-  std::vector<bool> on_stack(n, false);
+  // Strongly connected sets (Tarjan's algorithm, without recursion). In this
+  // graph every set of more than one node holds a cycle of waits.
+  std::vector<int> order(nodes, -1), low(nodes, 0), set_of(nodes, -1);
+  std::vector<bool> on_stack(nodes, false);
   std::vector<size_t> stack;
   std::vector<std::vector<size_t>> sets;
   int counter = 0;
@@ -66,21 +73,20 @@ void ClaimWaits::search() {
     size_t node;
     size_t edge;
   };
-  for (size_t root = 0; root < n; ++root) {
+  std::vector<Frame> calls;
+  const auto visit = [&](size_t v) {
+    order[v] = low[v] = counter++;
+    stack.push_back(v);
+    on_stack[v] = true;
+    calls.push_back({v, 0});
+  };
+  for (size_t root = 0; root < nodes; ++root) {
     if (order[root] >= 0) continue;
-    std::vector<Frame> calls;
-    const auto visit = [&](size_t v) {
-      order[v] = low[v] = counter++;
-      stack.push_back(v);
-      on_stack[v] = true;
-      calls.push_back({v, 0});
-    };
     visit(root);
     while (!calls.empty()) {
       const size_t v = calls.back().node;
-      const std::span<const size_t> out = successors(v);
-      if (calls.back().edge < out.size()) {
-        const size_t w = out[calls.back().edge++];
+      if (calls.back().edge < out[v].size()) {
+        const size_t w = out[v][calls.back().edge++];
         if (order[w] < 0) {
           visit(w);
         } else if (on_stack[w]) {
@@ -106,52 +112,56 @@ void ClaimWaits::search() {
 
   std::vector<bool> chosen(n, false);
   for (const std::vector<size_t>& set : sets) {
-    const size_t first = set.front();
-    const bool stuck = set.size() > 1 || std::ranges::count(successors(first), first) > 0;
-    if (!stuck) continue;
+    if (set.size() < 2) continue;
     // The device body with the smallest agent id (then address: bodies of
     // several runtimes may share an agent id) gives up.
-    const size_t* pick = nullptr;
-    for (const size_t& i : set) {
-      const DeviceState* c = nodes[i]->claimant;
+    const DeviceState* best = nullptr;
+    size_t pick = n;
+    for (const size_t i : set) {
+      const DeviceState* c = i < n ? waits[i]->claimant : nullptr;
       if (c == nullptr) continue;
-      const DeviceState* best = pick != nullptr ? nodes[*pick]->claimant : nullptr;
-      if (best == nullptr || c->agent < best->agent || (c->agent == best->agent && c < best)) {
-        pick = &i;
+      if (best == nullptr || c->agent < best->agent ||
+          (c->agent == best->agent && std::less<>()(c, best))) {
+        best = c;
+        pick = i;
       }
     }
-    if (pick != nullptr) chosen[*pick] = true;
+    if (pick < n) chosen[pick] = true;
   }
 
   for (size_t v = 0; v < n; ++v) {
-    Entry& e = *nodes[v];
+    Entry& e = *waits[v];
     e.chosen = chosen[v] ? e.chosen + 1 : 0;
+    if (e.chosen == 0) e.cycle.clear();  // a cycle it was told of is gone
     if (e.chosen < 2 || !e.cycle.empty()) continue;
     // A cycle through v inside its set: breadth first back to v.
-    std::vector<size_t> parent(n, n);
+    std::vector<size_t> parent(nodes, nodes);
     std::vector<size_t> queue{v};
-    size_t last = n;
-    for (size_t q = 0; q < queue.size() && last == n; ++q) {
-      for (const size_t w : successors(queue[q])) {
+    size_t last = nodes;
+    for (size_t q = 0; q < queue.size() && last == nodes; ++q) {
+      for (const size_t w : out[queue[q]]) {
         if (w == v) {
           last = queue[q];
           break;
         }
-        if (set_of[w] != set_of[v] || parent[w] != n) continue;
+        if (set_of[w] != set_of[v] || parent[w] != nodes) continue;
         parent[w] = queue[q];
         queue.push_back(w);
       }
     }
-    if (last == n) continue;  // (a stuck set always leads back)
-    std::vector<size_t> cycle;
-    for (size_t u = last; u != v; u = parent[u]) cycle.push_back(u);
+    if (last == nodes) continue;  // (a stuck set always leads back)
+    std::vector<size_t> cycle;  // its waits, from v on
+    for (size_t u = last; u != v; u = parent[u]) {
+      if (u < n) cycle.push_back(u);
+    }
     cycle.push_back(v);
     std::reverse(cycle.begin(), cycle.end());
-    // Each holder on it is, or encloses, the next wait's launch: alive.
-    const RuntimeImpl& runtime = e.wanted->runtime;
-    const auto describe = [&](const Launch* l) { return runtime.describe(l->mesh().mesh()); };
+    // Each holder on it is a launch node of the set: on a live wait's chain.
+    const auto describe = [&](const Launch* l) {
+      return e.wanted->runtime.describe(l->mesh().mesh());
+    };
     for (const size_t u : cycle) {
-      const Entry& w = *nodes[u];
+      const Entry& w = *waits[u];
       e.cycle += (e.cycle.empty() ? "" : "; ") +
                  (w.claimant != nullptr
                       ? w.claimant->name() + " (in the launch on " +
@@ -161,6 +171,11 @@ void ClaimWaits::search() {
                  describe(holder[u]);
     }
   }
+}
+
+size_t ClaimWaits::size() {
+  std::lock_guard lock(mu_);
+  return waits_.size();
 }
 
 }  // namespace meshsim

@@ -10,8 +10,10 @@
 // launches each launch on the other's device, say.
 //
 // The waits form a graph: wait a -> wait b when the launch holding a's device
-// is b's launch or encloses it. A set of waits that all reach each other (a
-// strongly connected set, with a cycle) is stuck. Every so often (at most
+// is b's launch or encloses it (searched with the launches as nodes between
+// them, so its size grows with the waits and the nesting depth, not with
+// their square). A set of waits that all reach each other (a strongly
+// connected set, with a cycle) is stuck. Every so often (at most
 // once per kSearchEvery, run by whichever waiting body re-checks its claim
 // first) the whole graph is searched; in each stuck set the waiting device
 // body with the smallest agent id (the device id, for a device of one core)
@@ -26,6 +28,7 @@
 // runtimes still waits for a launch timeout.
 
 #include <chrono>
+#include <cstddef>
 #include <list>
 #include <mutex>
 #include <string>
@@ -68,6 +71,9 @@ class ClaimWaits {
     ClaimWaits& waits_;
     std::list<Entry>::iterator entry_;
   };
+
+  // The waits registered now (for tests).
+  size_t size();
 
  private:
   // Under mu_: searches the graph and marks the waits that give up.

@@ -54,6 +54,8 @@ class RuntimeImpl {
   // Whether a launch (running, or still claiming its devices) holds device
   // `id` (for tests).
   bool claimed(int id) const;
+  // How many claims wait for a device another launch holds (for tests).
+  size_t claim_waits() { return claim_waits_.size(); }
   ExecutionMode execution() const { return execution_; }
   int fiber_workers() const;
   FiberStackStats fiber_stack_stats() const;
@@ -108,11 +110,6 @@ class RuntimeImpl {
   // caller holds a core that no device of the launch needs: it may spin.
   void wait_for(Launch& launch, bool own_core) noexcept;
   void device_main(DeviceState& device);
-  // Marks `record` as filled by a launch on `mesh` until release_record:
-  // RuntimeUsageError if a running launch of this runtime fills it already
-  // (a nested or concurrent launch would write it at the same time).
-  void claim_record(const LaunchRecord* record, const Mesh& mesh);
-  void release_record(const LaunchRecord* record);
   // Wakes every started device thread to exit, and joins them.
   void stop_devices();
   // Device `id`, its thread started if it was not yet (thread-safe).
@@ -152,9 +149,6 @@ class RuntimeImpl {
   std::atomic<int> num_started_{0};
   // Device bodies waiting to claim a device another launch holds.
   ClaimWaits claim_waits_;
-  // The LaunchRecords running launches fill.
-  std::mutex records_mu_;
-  std::vector<const LaunchRecord*> records_in_use_;
 
   // Interned meshes, most recently launched first, and an index by mesh hash.
   struct Interned {
