@@ -111,6 +111,7 @@ class Meeting {
   // when the launch keeps no virtual time.
   template <class BytesFrom>
   void price(BytesFrom bytes_from) {
+    // Checked here too: the pricing is out of line, and most launches keep no time.
     if (clock_.on()) price_meeting(ctx_, rendezvous(), rank(), bytes_from);
   }
   // price() for a collective in which every member sends `bytes` to every

@@ -229,10 +229,10 @@ Array::Storage::Storage(const Storage& other) noexcept : block_(other.block_) {
 }
 
 // Release publishes this owner's accesses to the next owner that finds itself
-// unique (or deletes); acquire makes the deleting owner see everyone's.
-// A last owner that finds itself alone (acquire: it sees every former
-// owner's accesses) frees without the read-modify-write: nobody else holds the
-// block, so nobody can copy it meanwhile. Most results die unshared.
+// unique (or deletes); acquire makes the deleting owner see everyone's. An
+// owner that finds itself alone frees without the read-modify-write: nobody
+// else holds the block, so nobody can copy it meanwhile (most results die
+// unshared).
 Array::Storage::~Storage() {
   if (!block_) return;
   if (block_->owners.load(std::memory_order_acquire) == 1 ||

@@ -82,8 +82,8 @@ class DeviceClaim {
 
   // Waits until `device` is free and takes it for `launch`; `held` devices
   // are taken already (set to 0 once they were let go of here).
-  void claim(DeviceState* device, const Launch& launch, DeviceState* caller,
-                    ClaimWaits& waits, size_t& held) {
+  void claim(DeviceState* device, const Launch& launch, DeviceState* caller, ClaimWaits& waits,
+             size_t& held) {
     std::optional<ClaimWaits::Wait> wait;
     for (;;) {
       const uint32_t seen = device->unclaimed.load();

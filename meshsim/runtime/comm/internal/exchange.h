@@ -58,6 +58,7 @@ class Exchange {
                  // calls itself, in a meeting where everybody is held
   };
 
+  // 1 to kMaxMembers members (InvalidArgumentError otherwise).
   explicit Exchange(int members);
   ~Exchange();
 
