@@ -36,11 +36,13 @@ namespace meshsim {
 // posted clock. A no-op when the launch keeps no virtual time. A model that
 // throws (a user's callback) fails the launch first: peers may still read
 // this member's buffers in place.
+namespace detail {
+// price_meeting for a launch that keeps virtual time (out of line: the
+// try/catch keeps it from being inlined into every collective).
 template <class BytesFrom>
-void price_meeting(DeviceContext& ctx, const Rendezvous& rendezvous, int rank,
-                   BytesFrom bytes_from) {
-  DeviceClock& clock = DeviceHooks::clock(ctx);
-  if (!clock.on()) return;
+[[gnu::noinline]] void price_meeting_on(DeviceContext& ctx, DeviceClock& clock,
+                                        const Rendezvous& rendezvous, int rank,
+                                        BytesFrom bytes_from) {
   const auto ids = rendezvous.agent_ids();
   try {
     for (int r = 0; r < rendezvous.size(); ++r) {
@@ -52,6 +54,15 @@ void price_meeting(DeviceContext& ctx, const Rendezvous& rendezvous, int rank,
     DeviceHooks::fail_and_settle(ctx, std::current_exception());
     throw;
   }
+}
+}  // namespace detail
+
+// Inline down to the check: most launches keep no time.
+template <class BytesFrom>
+inline void price_meeting(DeviceContext& ctx, const Rendezvous& rendezvous, int rank,
+                          BytesFrom bytes_from) {
+  DeviceClock& clock = DeviceHooks::clock(ctx);
+  if (clock.on()) detail::price_meeting_on(ctx, clock, rendezvous, rank, bytes_from);
 }
 
 class Meeting {
@@ -111,8 +122,7 @@ class Meeting {
   // when the launch keeps no virtual time.
   template <class BytesFrom>
   void price(BytesFrom bytes_from) {
-    // Checked here too: the pricing is out of line, and most launches keep no time.
-    if (clock_.on()) price_meeting(ctx_, rendezvous(), rank(), bytes_from);
+    price_meeting(ctx_, rendezvous(), rank(), bytes_from);
   }
   // price() for a collective in which every member sends `bytes` to every
   // other member (psum, all_gather, barrier).
