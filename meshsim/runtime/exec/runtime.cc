@@ -56,17 +56,16 @@ class DeviceClaim {
   // thread). Its wait for a device another launch holds ends with
   // CancelledError once the caller's own launch failed or timed out, and
   // with DeadlockError when it is the wait that gives up on a cycle of such
-  // waits (ClaimWaits: `waits` is this runtime's). A host thread waits as
+  // waits (ClaimWaits, of any runtimes). A host thread waits as
   // long as it takes. Whatever ends a claim early lets go of what it took.
-  DeviceClaim(const std::vector<DeviceState*>& devices, const Launch& launch, DeviceState* caller,
-              ClaimWaits& waits)
+  DeviceClaim(const std::vector<DeviceState*>& devices, const Launch& launch, DeviceState* caller)
       : sorted_(devices) {
     std::sort(sorted_.begin(), sorted_.end(),
               [](const DeviceState* a, const DeviceState* b) { return a->agent < b->agent; });
     for (size_t i = 0; i < sorted_.size(); ++i) {
       size_t held = i;  // to let go of if this claim ends early
       try {
-        claim(sorted_[i], launch, caller, waits, held);
+        claim(sorted_[i], launch, caller, held);
       } catch (...) {
         release(held);
         throw;
@@ -82,8 +81,7 @@ class DeviceClaim {
 
   // Waits until `device` is free and takes it for `launch`; `held` devices
   // are taken already (set to 0 once they were let go of here).
-  void claim(DeviceState* device, const Launch& launch, DeviceState* caller, ClaimWaits& waits,
-             size_t& held) {
+  void claim(DeviceState* device, const Launch& launch, DeviceState* caller, size_t& held) {
     std::optional<ClaimWaits::Wait> wait;
     for (;;) {
       const uint32_t seen = device->unclaimed.load();
@@ -92,7 +90,7 @@ class DeviceClaim {
                                                 std::memory_order_relaxed)) {
         return;
       }
-      if (!wait) wait.emplace(waits, caller, launch, *device);
+      if (!wait) wait.emplace(caller, launch, *device);
       if (caller == nullptr) {
         device->owner.wait(owner, std::memory_order_relaxed);
         continue;
@@ -110,7 +108,7 @@ class DeviceClaim {
                              std::to_string(device->id) + ", which another launch holds");
       }
       if (std::string cycle = wait->give_up(); !cycle.empty()) {
-        throw DeadlockError("launch on " + caller->runtime.describe(launch.mesh().mesh()) +
+        throw DeadlockError("launch on " + device->runtime.describe(launch.mesh().mesh()) +
                             " from the body of device " + std::to_string(caller->id) +
                             " would wait forever, in a cycle of launches that wait for each "
                             "other's devices: " + cycle);
@@ -598,7 +596,7 @@ void RuntimeImpl::run(const Mesh& mesh_arg, const std::function<void(DeviceConte
   }
   std::string unreceived;
   {
-    const DeviceClaim claim(launch->devices(), *launch, current_device(), claim_waits_);
+    const DeviceClaim claim(launch->devices(), *launch, current_device());
     launch->start(fibers_.get(), fibers, here ? &*here : nullptr);
     bool own_core = false;
     if (here) {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "meshsim/runtime/exec/errors.h"
+#include "meshsim/runtime/exec/internal/claim_waits.h"
 #include "meshsim/runtime/exec/internal/device_hooks.h"
 #include "meshsim/runtime/exec/internal/launch_report.h"
 #include "meshsim/runtime/exec/internal/runtime_impl.h"
@@ -228,7 +229,7 @@ TEST(NestedLaunchTest, OverlappingCyclesAreBrokenOnceBySmallestDevice) {
          if (ctx.device_id() != 1) return;
          // Devices 3 and 1 alone make a cycle too: join it only once device
          // 0 waits as well, so that the three are one stuck set.
-         while (RuntimeHooks::impl(rt).claim_waits() < 2) ctx.yield();
+         while (ClaimWaits::process().size() < 2) ctx.yield();
          launch_on(3);
        }});
   EXPECT_THAT(outcome[0], ::testing::HasSubstr(
@@ -292,6 +293,42 @@ TEST(NestedLaunchTest, ACycleThroughAHostThreadsClaimIsBroken) {
             "Mesh(x=1; devices=[1])");
 }
 
+// A body that waits to claim a device ends its wait with a CancelledError
+// once its own launch fails meanwhile: device 0 waits for device 2, which a
+// host launch holds until the test lets it go; device 1 then throws. The
+// launch reports device 1's error, and device 0's wait ended without it.
+TEST(NestedLaunchTest, AWaitingClaimEndsWhenItsOwnLaunchFails) {
+  Runtime rt(3);
+  std::atomic<bool> release{false};
+  std::thread holder([&] {
+    rt.launch(on({2}), [&](DeviceContext& ctx) {
+      while (!release.load()) ctx.yield();
+    });
+  });
+  std::string cancelled;
+  EXPECT_ERROR(rt.launch(Mesh::make({{"x", 2}}),
+                         [&](DeviceContext& ctx) {
+                           if (ctx.device_id() == 1) {
+                             while (ClaimWaits::process().size() < 1) ctx.yield();
+                             throw std::runtime_error("boom");
+                           }
+                           wait_until_claimed(rt, ctx, 2);
+                           try {
+                             rt.launch(on({2}), [](DeviceContext&) {});
+                           } catch (const CancelledError& e) {
+                             cancelled = e.what();
+                             throw;
+                           }
+                         }),
+               DeviceError, "device 1: std::runtime_error: boom");
+  release.store(true);
+  holder.join();
+  EXPECT_EQ(cancelled,
+            "launch from the body of device 0: its launch failed while this one waited for "
+            "device 2, which another launch holds");
+  EXPECT_EQ(ClaimWaits::process().size(), 0u);
+}
+
 // A LaunchRecord is filled by one launch at a time: a nested launch, or one
 // from another host thread or on another runtime, that names the record a
 // running launch fills would write it at the same time. It is refused at
@@ -332,6 +369,44 @@ TEST(NestedLaunchTest, ARecordIsFilledByOneRunningLaunchAtATime) {
   // Free again, also for a launch that used it before.
   EXPECT_NO_THROW(rt.launch(one(1), [](DeviceContext&) {}, {.record = &record}));
   EXPECT_NO_THROW(rt.launch(one(0), [](DeviceContext&) {}, {.record = &record}));
+}
+
+// The crossed pair over two runtimes: each host launch holds device 0 of its
+// runtime, and its body launches on device 0 of the other. The waits are the
+// process's, so the cycle is found without a timeout; both bodies have agent
+// id 0, so which one gives up is the address order's choice, but exactly one
+// does, and its error names the other runtime's devices as such.
+TEST(NestedLaunchTest, ACycleAcrossTwoRuntimesIsBroken) {
+  Runtime a(1), b(1);
+  const Mesh device0 = Mesh::make({{"x", 1}});
+  std::atomic<int> entered{0};
+  std::vector<std::string> outcome(2);
+  const auto host = [&](int k, Runtime& mine, Runtime& other) {
+    try {
+      mine.launch(device0, [&](DeviceContext& ctx) {
+        entered.fetch_add(1);
+        while (entered.load() < 2) ctx.yield();
+        other.launch(device0, [](DeviceContext&) {});
+      });
+      outcome[k] = "ok";
+    } catch (const DeadlockError& e) {
+      outcome[k] = e.what();
+    } catch (const std::exception& e) {
+      outcome[k] = std::string("unexpected: ") + e.what();
+    }
+  };
+  std::thread ta(host, 0, std::ref(a), std::ref(b)), tb(host, 1, std::ref(b), std::ref(a));
+  ta.join();
+  tb.join();
+  const int failed = outcome[0] == "ok" ? 1 : 0;
+  EXPECT_EQ(outcome[1 - failed], "ok");
+  EXPECT_EQ(outcome[failed],
+            "device 0: launch on Mesh(x=1) from the body of device 0 would wait forever, in a "
+            "cycle of launches that wait for each other's devices: device 0 (in the launch on "
+            "Mesh(x=1)) waits for device 0 of another runtime, held by the launch on Mesh(x=1); "
+            "device 0 of another runtime (in the launch on Mesh(x=1)) waits for device 0, held "
+            "by the launch on Mesh(x=1)");
+  EXPECT_EQ(ClaimWaits::process().size(), 0u);
 }
 
 TEST(NestedLaunchTest, OnAnotherRuntimeWorks) {

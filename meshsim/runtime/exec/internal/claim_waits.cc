@@ -11,9 +11,28 @@
 
 namespace meshsim {
 
-ClaimWaits::Wait::Wait(ClaimWaits& waits, const DeviceState* claimant, const Launch& claiming,
+namespace {
+
+// "the launch on Mesh(...)", described by the runtime it runs on.
+std::string launch_on(const Launch& launch) {
+  return "the launch on " + launch.devices().front()->runtime.describe(launch.mesh().mesh());
+}
+
+// "device 3", or "device 3 of another runtime" when it is not of `home`'s.
+std::string device_name(const DeviceState& device, const RuntimeImpl& home) {
+  return device.name() + (&device.runtime == &home ? "" : " of another runtime");
+}
+
+}  // namespace
+
+ClaimWaits& ClaimWaits::process() {
+  static ClaimWaits* const waits = new ClaimWaits;
+  return *waits;
+}
+
+ClaimWaits::Wait::Wait(const DeviceState* claimant, const Launch& claiming,
                        const DeviceState& wanted)
-    : waits_(waits) {
+    : waits_(process()) {
   std::lock_guard lock(waits_.mu_);
   entry_ = waits_.waits_.insert(waits_.waits_.end(), {claimant, &claiming, &wanted, 0, {}});
 }
@@ -113,8 +132,7 @@ void ClaimWaits::search() {
   std::vector<bool> chosen(n, false);
   for (const std::vector<size_t>& set : sets) {
     if (set.size() < 2) continue;
-    // The device body with the smallest agent id (then address: bodies of
-    // several runtimes may share an agent id) gives up.
+    // The device body with the smallest agent id (then address) gives up.
     const DeviceState* best = nullptr;
     size_t pick = n;
     for (const size_t i : set) {
@@ -156,19 +174,18 @@ void ClaimWaits::search() {
     }
     cycle.push_back(v);
     std::reverse(cycle.begin(), cycle.end());
-    // Each holder on it is a launch node of the set: on a live wait's chain.
-    const auto describe = [&](const Launch* l) {
-      return e.wanted->runtime.describe(l->mesh().mesh());
-    };
+    // Each holder on it is a launch node of the set: on a live wait's
+    // chain. Devices are named as seen from the body that gives up.
+    const RuntimeImpl& home = e.claimant->runtime;
     for (const size_t u : cycle) {
       const Entry& w = *waits[u];
       e.cycle += (e.cycle.empty() ? "" : "; ") +
                  (w.claimant != nullptr
-                      ? w.claimant->name() + " (in the launch on " +
-                            w.claimant->runtime.describe(w.claimant->launch->mesh().mesh()) + ")"
-                      : "the launch on " + describe(w.claiming) + " from a host thread") +
-                 " waits for " + w.wanted->name() + ", held by the launch on " +
-                 describe(holder[u]);
+                      ? device_name(*w.claimant, home) + " (in " + launch_on(*w.claimant->launch) +
+                            ")"
+                      : launch_on(*w.claiming) + " from a host thread") +
+                 " waits for " + device_name(*w.wanted, home) + ", held by " +
+                 launch_on(*holder[u]);
     }
   }
 }

@@ -1,6 +1,7 @@
 #pragma once
-// ClaimWaits: the launches of one runtime that wait to claim a device another
-// launch holds, and the cycles among those waits.
+// ClaimWaits: the launches that wait to claim a device another launch holds,
+// and the cycles among those waits. One for the process: a device body may
+// launch on another runtime, so a cycle may run through several.
 //
 // A launch cannot finish while one of its devices' bodies waits, nor while a
 // launch nested in it runs; a launch that is still claiming its devices
@@ -17,15 +18,14 @@
 // once per kSearchEvery, run by whichever waiting body re-checks its claim
 // first) the whole graph is searched; in each stuck set the waiting device
 // body with the smallest agent id (the device id, for a device of one core)
-// is chosen, and one chosen by two searches in a row gives up with a
+// is chosen (then the smallest address: bodies of several runtimes may share
+// an agent id), and one chosen by two searches in a row gives up with a
 // DeadlockError naming a cycle through it: its launch fails unless the body
 // catches the error, and lets its devices go. One member per stuck set, so
 // each set is broken once; a host thread's claim is part of the graph but
 // never gives up (a stuck set always has a device body: host claims alone
-// cannot form a cycle, since each claims in increasing agent order).
-//
-// Only one runtime's waits are seen: a cycle through launches of several
-// runtimes still waits for a launch timeout.
+// cannot form a cycle, since each claims one runtime's devices in increasing
+// agent order).
 
 #include <chrono>
 #include <cstddef>
@@ -51,13 +51,15 @@ class ClaimWaits {
  public:
   static constexpr std::chrono::milliseconds kSearchEvery{10};
 
+  // The process's (never destroyed: a runtime may outlive static destruction).
+  static ClaimWaits& process();
+
   // While it lives, `claiming` (a launch being started, by the body of
   // `claimant`, or by a host thread when that is null) waits to claim
-  // `wanted`, a device of this runtime. All three outlive the Wait.
+  // `wanted`, a device of any runtime. All three outlive the Wait.
   class Wait {
    public:
-    Wait(ClaimWaits& waits, const DeviceState* claimant, const Launch& claiming,
-         const DeviceState& wanted);
+    Wait(const DeviceState* claimant, const Launch& claiming, const DeviceState& wanted);
     ~Wait();
     Wait(const Wait&) = delete;
     Wait& operator=(const Wait&) = delete;
@@ -76,6 +78,8 @@ class ClaimWaits {
   size_t size();
 
  private:
+  ClaimWaits() = default;
+
   // Under mu_: searches the graph and marks the waits that give up.
   void search();
 

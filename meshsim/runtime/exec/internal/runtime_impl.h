@@ -18,7 +18,6 @@
 #include "meshsim/mesh/mesh.h"
 #include "meshsim/runtime/comm/internal/fabric.h"
 #include "meshsim/runtime/comm/internal/group_layouts.h"
-#include "meshsim/runtime/exec/internal/claim_waits.h"
 #include "meshsim/runtime/exec/internal/function_ref.h"
 #include "meshsim/runtime/exec/internal/runtime_extension.h"
 #include "meshsim/runtime/exec/runtime.h"
@@ -54,8 +53,6 @@ class RuntimeImpl {
   // Whether a launch (running, or still claiming its devices) holds device
   // `id` (for tests).
   bool claimed(int id) const;
-  // How many claims wait for a device another launch holds (for tests).
-  size_t claim_waits() { return claim_waits_.size(); }
   ExecutionMode execution() const { return execution_; }
   int fiber_workers() const;
   FiberStackStats fiber_stack_stats() const;
@@ -147,8 +144,6 @@ class RuntimeImpl {
   std::vector<std::unique_ptr<DeviceState>> started_;  // guarded by grow_mu_; every core
   std::unordered_map<int, DeviceState*> cores_;        // guarded by grow_mu_; cores > 0 by agent
   std::atomic<int> num_started_{0};
-  // Device bodies waiting to claim a device another launch holds.
-  ClaimWaits claim_waits_;
 
   // Interned meshes, most recently launched first, and an index by mesh hash.
   struct Interned {
