@@ -7,7 +7,8 @@ namespace meshsim {
 
 Array Pending::done() {
   if (!result_) {
-    throw RuntimeUsageError(std::string(op_) + "_done called twice on the same handle");
+    throw RuntimeUsageError(std::string(op_) +
+                            "_done called twice on the same handle (or on a handle moved from)");
   }
   if (ctx_ != nullptr) {
     // The context is only touched while its launch runs (the Runtime is

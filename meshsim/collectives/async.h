@@ -50,10 +50,25 @@ class Pending {
   Pending(Array result, const char* op, DeviceContext& ctx, std::weak_ptr<const void> launch,
           double end)
       : result_(std::move(result)), op_(op), ctx_(&ctx), launch_(std::move(launch)), end_(end) {}
-  Pending(Pending&&) = default;
-  Pending& operator=(Pending&&) = default;
+  // A moved-from handle is done: its done() is a RuntimeUsageError.
+  Pending(Pending&& other) noexcept
+      : result_(std::exchange(other.result_, std::nullopt)),
+        op_(other.op_),
+        ctx_(other.ctx_),
+        launch_(std::move(other.launch_)),
+        end_(other.end_) {}
+  Pending& operator=(Pending&& other) noexcept {
+    if (this == &other) return *this;
+    result_ = std::exchange(other.result_, std::nullopt);
+    op_ = other.op_;
+    ctx_ = other.ctx_;
+    launch_ = std::move(other.launch_);
+    end_ = other.end_;
+    return *this;
+  }
 
-  // The collective's result. RuntimeUsageError on a second call, and, when
+  // The collective's result. RuntimeUsageError on a second call (or on a
+  // moved-from handle), and, when
   // the launch keeps virtual time, after that launch ended or from anywhere
   // but the device's own body.
   Array done();

@@ -104,5 +104,24 @@ TEST(AsyncTest, DoneTwiceIsAnError) {
                RuntimeUsageError, "psum_done called twice");
 }
 
+// A handle moved from is done: its done() is the same error, not the
+// moved-from result; the handle moved to gives the result.
+TEST(AsyncTest, DoneOnAMovedFromHandleIsAnError) {
+  Runtime rt(2);
+  EXPECT_ERROR(rt.launch(Mesh::make({{"x", 2}}),
+                         [](DeviceContext& ctx) {
+                           Pending h = psum_start(ctx, Array::full({2}, DType::kInt32, 3), "x");
+                           Pending moved = std::move(h);
+                           EXPECT_TRUE(h.is_done());  // NOLINT(bugprone-use-after-move)
+                           EXPECT_FALSE(moved.is_done());
+                           Pending assigned = psum_start(ctx, Array::zeros({1}, DType::kInt32), "x");
+                           assigned = std::move(moved);
+                           EXPECT_EQ(assigned.done().span<int32_t>()[1], 6);
+                           h.done();  // NOLINT(bugprone-use-after-move)
+                         }),
+               RuntimeUsageError, "psum_done called twice on the same handle (or on a handle "
+                                  "moved from)");
+}
+
 }  // namespace
 }  // namespace meshsim::async_test

@@ -165,9 +165,7 @@ std::string shape_to_string(std::span<const int64_t> shape) {
 // cheap, and its large-object cache keeps freed multi-MiB blocks mapped, so a
 // collective that returns a fresh 16 MiB result every call does not mmap and
 // page-fault it in every time (glibc malloc did: 4x the time of the copy).
-struct Array::Storage::Block {
-  std::atomic<int64_t> owners;
-};
+constinit Array::Storage::Zero Array::Storage::zero_{};
 
 namespace {
 
@@ -217,6 +215,7 @@ void free_block(void* block) { scalable_aligned_free(block); }
 
 Array::Storage::Storage(size_t nbytes) {
   static_assert(sizeof(Block) <= kAlignment && kAlignment == kStorageAlignment);
+  static_assert(offsetof(Zero, data) == kAlignment);  // data(), as for an allocated block
   void* raw = allocate_block(nbytes);
   if (raw == nullptr) throw std::bad_alloc();
   block_ = new (raw) Block{1};
@@ -225,7 +224,7 @@ Array::Storage::Storage(size_t nbytes) {
 // Relaxed, as in std::shared_ptr: a new owner is made from an existing one,
 // which keeps the block alive meanwhile.
 Array::Storage::Storage(const Storage& other) noexcept : block_(other.block_) {
-  if (block_) block_->owners.fetch_add(1, std::memory_order_relaxed);
+  if (block_ && block_ != &zero_.header) block_->owners.fetch_add(1, std::memory_order_relaxed);
 }
 
 // Release publishes this owner's accesses to the next owner that finds itself
@@ -234,7 +233,7 @@ Array::Storage::Storage(const Storage& other) noexcept : block_(other.block_) {
 // else holds the block, so nobody can copy it meanwhile (most results die
 // unshared).
 Array::Storage::~Storage() {
-  if (!block_) return;
+  if (!block_ || block_ == &zero_.header) return;
   if (block_->owners.load(std::memory_order_acquire) == 1 ||
       block_->owners.fetch_sub(1, std::memory_order_acq_rel) == 1) {
     block_->~Block();

@@ -35,6 +35,7 @@
 // Sanitizer builds use the system allocator and set nothing.
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
@@ -60,6 +61,27 @@ class Array {
  public:
   // float32 of shape (0). Holds no storage.
   Array();
+  // Copies share the storage (copy-on-write). A moved-from Array is a scalar
+  // zero of its dtype, usable as any other (it shares a read-only zero).
+  Array(const Array&) = default;
+  Array& operator=(const Array&) = default;
+  Array(Array&& other) noexcept
+      : dtype_(other.dtype_),
+        shape_(std::move(other.shape_)),
+        size_(std::exchange(other.size_, 1)),
+        storage_(std::exchange(other.storage_, Storage::zero())) {
+    other.shape_.clear();
+  }
+  Array& operator=(Array&& other) noexcept {
+    if (this == &other) return *this;
+    dtype_ = other.dtype_;
+    shape_ = std::move(other.shape_);
+    other.shape_.clear();
+    size_ = std::exchange(other.size_, 1);
+    storage_ = std::exchange(other.storage_, Storage::zero());
+    return *this;
+  }
+  ~Array() = default;
 
   // The most bytes one Array may hold: 2^47 (128 TiB), the user address space
   // of x86-64 and AArch64 with 4-level page tables, so no larger allocation
@@ -181,6 +203,13 @@ class Array {
       return *this;
     }
     ~Storage();
+    // The storage of every moved-from Array: one zero element of any dtype,
+    // never freed, and never written (unique() is false, so a write copies).
+    static Storage zero() noexcept {
+      Storage s;
+      s.block_ = &zero_.header;
+      return s;
+    }
     std::byte* data() const {
       return block_ ? reinterpret_cast<std::byte*>(block_) + kAlignment : nullptr;
     }
@@ -188,7 +217,14 @@ class Array {
     bool unique() const;
 
    private:
-    struct Block;
+    struct Block {
+      std::atomic<int64_t> owners;
+    };
+    struct Zero {
+      Block header{0};  // not counted: copies and destructors skip it
+      alignas(kAlignment) std::byte data[kAlignment]{};
+    };
+    static Zero zero_;
     Block* block_ = nullptr;
   };
 

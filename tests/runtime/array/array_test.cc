@@ -141,6 +141,34 @@ TEST(ArrayTest, DefaultIsEmptyFloat32WithoutStorage) {
   EXPECT_FALSE(a.shares_storage_with(Array()));
 }
 
+// A moved-from Array is a scalar zero of its dtype: every use reads that,
+// never the storage the move took; writing it copies the shared zero first.
+TEST(ArrayTest, MovedFromIsAScalarZeroOfItsDType) {
+  Array a = Array::iota({4}, DType::kFloat64);
+  const Array b = std::move(a);
+  EXPECT_EQ(b.shape(), Shape{4});
+  EXPECT_EQ(b.at<double>({3}), 3.0);
+  EXPECT_EQ(a.dtype(), DType::kFloat64);  // NOLINT(bugprone-use-after-move): the point
+  EXPECT_EQ(a.shape(), Shape{});
+  EXPECT_EQ(a.size(), 1);
+  EXPECT_EQ(a.nbytes(), 8u);
+  EXPECT_EQ(a.at<double>({}), 0.0);
+  EXPECT_EQ(a.astype(DType::kInt32).at<int32_t>({}), 0);
+  EXPECT_EQ(a.to_string(), "0 dtype=float64 shape=()");
+  const std::byte* zero = a.bytes();
+  a.set<double>({}, 2.5);  // unshares: the zero stays zero
+  EXPECT_NE(a.bytes(), zero);
+  EXPECT_EQ(a.at<double>({}), 2.5);
+  Array c = Array::iota({2}, DType::kInt8);
+  Array d;
+  d = std::move(c);
+  EXPECT_EQ(d.at<int8_t>({1}), 1);
+  EXPECT_EQ(c.at<int8_t>({}), 0);  // NOLINT(bugprone-use-after-move)
+  EXPECT_EQ(Array(std::move(c)).at<int8_t>({}), 0);  // NOLINT(bugprone-use-after-move)
+  d = std::move(d);  // self-move keeps the value
+  EXPECT_EQ(d.at<int8_t>({1}), 1);
+}
+
 TEST(ArrayTest, ZeroElementArraysWork) {
   const Array a = Array::zeros({0, 3}, DType::kInt32);
   EXPECT_EQ(a.size(), 0);
