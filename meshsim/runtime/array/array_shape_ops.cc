@@ -121,8 +121,12 @@ Array slice(const Array& a, ArgSpan<int64_t> start, ArgSpan<int64_t> limit,
       throw ShapeError(context + ": dim " + std::to_string(d) +
                        " needs 0 <= start <= limit <= " + std::to_string(a.dim(d)));
     }
-    shape[d] = (limit[d] - start[d] + step - 1) / step;
-    out_strides[d] = source[d] * step;
+    // ceil(n / step), without the overflow of n + step - 1 for a huge step.
+    const int64_t n = limit[d] - start[d];
+    shape[d] = n == 0 ? 0 : 1 + (n - 1) / step;
+    // With one element or none the stride is never applied (and a huge step
+    // times the element stride would overflow); otherwise step < n.
+    out_strides[d] = shape[d] <= 1 ? 0 : source[d] * step;
     offset += start[d] * source[d];
   }
   return gather(a, shape, offset, out_strides);

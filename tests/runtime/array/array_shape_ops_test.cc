@@ -45,6 +45,18 @@ TEST(SliceTest, StartLimitStride) {
   EXPECT_THAT(slice(Array::scalar(1.5), {}, {}), ArrayEq(Array::scalar(1.5)));
 }
 
+// A stride past the slice's length takes its first element, whatever its
+// size: ceil(n / stride) must not overflow on the way (n + stride - 1).
+TEST(SliceTest, AHugeStrideTakesTheFirstElement) {
+  const Array a = Array::iota({4}, DType::kInt32);
+  for (const int64_t stride : {int64_t{5}, int64_t{1} << 62, INT64_MAX - 2, INT64_MAX}) {
+    EXPECT_THAT(slice(a, {1}, {4}, {stride}), ArrayEq(ints({1}, {1}))) << stride;
+    EXPECT_THAT(slice(a, {2}, {2}, {stride}), ArrayEq(Array::zeros({0}, DType::kInt32)))
+        << stride;
+  }
+  EXPECT_THAT(slice(arange_3x4(), {0, 1}, {3, 4}, {INT64_MAX, 2}), ArrayEq(ints({1, 2}, {1, 3})));
+}
+
 TEST(SliceTest, ErrorsNameShapeAndBounds) {
   const Array a = arange_3x4();
   EXPECT_ERROR(slice(a, {0, 0}, {3, 5}), ShapeError,
