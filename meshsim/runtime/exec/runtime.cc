@@ -18,6 +18,7 @@
 #include "meshsim/runtime/exec/internal/launch.h"
 #include "meshsim/runtime/exec/internal/log.h"
 #include "meshsim/runtime/exec/internal/runtime_impl.h"
+#include "meshsim/runtime/exec/internal/waiter.h"
 #include "meshsim/runtime/time/internal/launch_time.h"
 
 namespace meshsim {
@@ -355,7 +356,17 @@ RuntimeImpl::~RuntimeImpl() {
     if (launches_in_flight_ > 0) {
       logger_->error("Runtime destroyed while {} launch(es) run; waiting for them to finish",
                      launches_in_flight_);
-      in_flight_cv_.wait(lock, [&] { return launches_in_flight_ == 0; });
+      // On the word, not a condition variable: the body of a device of
+      // another runtime may run this, and as a fiber it must not block its
+      // worker, which may have to run the fibers those launches wait for.
+      while (launches_in_flight_ > 0) {
+        const uint32_t seen = launches_ended_.load();
+        lock.unlock();
+        Waiter parked;
+        parked.wait_change_until(launches_ended_, seen,
+                                 std::chrono::steady_clock::now() + std::chrono::seconds(1));
+        lock.lock();
+      }
     }
   }
   stop_devices();
@@ -554,8 +565,18 @@ void RuntimeImpl::run(const Mesh& mesh_arg, const std::function<void(DeviceConte
   // The caller may be a device of another runtime, whose launch may itself
   // have been started from a device of this one: the chain of enclosing
   // launches crosses runtimes, and any of them may hold a device asked for.
-  const DeviceState* caller = current_device();
+  DeviceState* const caller = current_device();
   if (caller != nullptr) check_not_nested_on_own_devices(mesh_arg, *caller);
+  // For the reports of the caller's launch: it waits in this one.
+  struct Nested {
+    DeviceState* caller;
+    explicit Nested(DeviceState* c) : caller(c) {
+      if (caller != nullptr) caller->in_nested_launch.store(true, std::memory_order_relaxed);
+    }
+    ~Nested() {
+      if (caller != nullptr) caller->in_nested_launch.store(false, std::memory_order_relaxed);
+    }
+  } nested(caller);
   const std::shared_ptr<MeshState> pinned = intern(mesh_arg);
   MeshState& mesh_state = *pinned;
   {
@@ -567,7 +588,7 @@ void RuntimeImpl::run(const Mesh& mesh_arg, const std::function<void(DeviceConte
     RuntimeImpl& rt;
     ~InFlight() {
       std::lock_guard lock(rt.in_flight_mu_);
-      if (--rt.launches_in_flight_ == 0) rt.in_flight_cv_.notify_all();
+      if (--rt.launches_in_flight_ == 0) rt.launches_ended_.advance();
     }
   } in_flight{*this};
   const Mesh& mesh = mesh_state.mesh();

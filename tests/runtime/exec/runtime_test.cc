@@ -297,6 +297,30 @@ TEST(RuntimeTimeoutTest, ReportsWhereEveryDeviceIs) {
   }
 }
 
+// A device whose body waits in a launch it made (here on another runtime,
+// whose device is busy) is reported as waiting in it, not as running its
+// own code.
+TEST(RuntimeTimeoutTest, ReportsADeviceInsideALaunchFromItsBody) {
+  Runtime rt(2, {.launch_timeout = std::chrono::milliseconds(100)});
+  Runtime other(1);
+  try {
+    rt.launch(Mesh::make({{"x", 2}}), [&](DeviceContext& ctx) {
+      if (ctx.device_id() == 0) {
+        other.launch(Mesh::make({{"y", 1}}), [](DeviceContext&) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the scenario
+        });
+      }
+      barrier(ctx, "x");
+    });
+    FAIL() << "expected TimeoutError";
+  } catch (const TimeoutError& e) {
+    const std::string what = e.what();
+    EXPECT_THAT(what, ::testing::HasSubstr("device 0: waiting in a launch from its body after 0 "
+                                           "collectives"));
+    EXPECT_THAT(what, ::testing::HasSubstr("device 1: waiting in"));
+  }
+}
+
 // A device that polls with yield() instead of waiting in meshsim: the
 // timeout (or a peer's failure, below) cancels it at its next yield, so the
 // launch ends instead of logging forever.
@@ -393,6 +417,38 @@ TEST(RuntimeTest, DestroyingWhileALaunchRunsWaitsForIt) {
   finish.store(true);
   destroyer.join();
   host.join();
+  EXPECT_EQ(ran.load(), 2);
+}
+
+// A device body of another runtime destroys b while a launch on b runs from a
+// sibling device of the same fiber worker: the destructor's wait must park
+// that fiber, not block the worker the sibling needs to return from its launch.
+TEST(RuntimeTest, DestroyingFromAFiberOfAnotherRuntimeLetsItsWorkerRun) {
+  RuntimeOptions one_worker;
+  one_worker.execution = ExecutionMode::kFibers;
+  one_worker.fiber_workers = 1;
+  Runtime a(2, one_worker);
+  RuntimeOptions fibers;
+  fibers.execution = ExecutionMode::kFibers;
+  auto b = std::make_unique<Runtime>(2, fibers);
+  std::atomic<bool> started{false}, destroying{false};
+  std::atomic<int> ran{0};
+  a.launch(Mesh::make({{"x", 2}}), [&](DeviceContext& ctx) {
+    if (ctx.position() == 0) {
+      b->launch(Mesh::make({{"y", 2}}), [&](DeviceContext& c) {
+        started.store(true);
+        // b's launch ends only once position 0 runs again, after this.
+        while (!destroying.load()) c.yield();
+        barrier(c, "y");
+        ran.fetch_add(1);
+      });
+    } else {
+      while (!started.load()) ctx.yield();
+      destroying.store(true);
+      b.reset();
+    }
+  });
+  EXPECT_EQ(b, nullptr);
   EXPECT_EQ(ran.load(), 2);
 }
 

@@ -69,6 +69,8 @@ struct alignas(64) DeviceState {
   std::atomic<const char*> current_op{nullptr};
   std::atomic<const Rendezvous*> current_group{nullptr};
   std::atomic<uint64_t> collectives_done{0};
+  // Set while its body is inside a launch it made (on any runtime).
+  std::atomic<bool> in_nested_launch{false};
   WaitNote wait_note;  // set while it waits for a semaphore's count
   // Set when the device settled before its body ended (Launch::fail_and_settle).
   bool settled_early = false;

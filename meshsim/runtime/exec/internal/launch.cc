@@ -277,6 +277,9 @@ std::vector<DeviceSnapshot> Launch::snapshot() const {
     s.group = d.current_group.load(std::memory_order_relaxed);
     s.collectives = d.collectives_done.load();
     const WaitWord* word = d.waiter.waiting_on();
+    if (s.op == nullptr && word == nullptr && d.in_nested_launch.load(std::memory_order_relaxed)) {
+      s.op = "a launch from its body";
+    }
     s.state = s.op == nullptr && word == nullptr ? DeviceSnapshot::State::kOwnCode
                                                  : DeviceSnapshot::State::kWaiting;
     // A point-to-point wait sleeps on a link's word instead.

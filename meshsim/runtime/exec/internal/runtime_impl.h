@@ -7,7 +7,6 @@
 #include <spdlog/logger.h>
 
 #include <atomic>
-#include <condition_variable>
 #include <functional>
 #include <list>
 #include <memory>
@@ -19,6 +18,7 @@
 #include "meshsim/runtime/comm/internal/fabric.h"
 #include "meshsim/runtime/comm/internal/group_layouts.h"
 #include "meshsim/runtime/exec/internal/function_ref.h"
+#include "meshsim/runtime/exec/internal/wait_word.h"
 #include "meshsim/runtime/exec/internal/runtime_extension.h"
 #include "meshsim/runtime/exec/runtime.h"
 #include "meshsim/runtime/kernel/internal/collective_ids.h"
@@ -133,7 +133,8 @@ class RuntimeImpl {
   // an atomic wait: the last launch must not touch the Runtime after the
   // destructor may have seen the count reach zero.
   std::mutex in_flight_mu_;
-  std::condition_variable in_flight_cv_;
+  // Advanced (under in_flight_mu_) each time the last launch in flight ends.
+  WaitWord launches_ended_;
   int launches_in_flight_ = 0;
   bool stopping_ = false;
 
