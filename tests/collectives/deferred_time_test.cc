@@ -268,7 +268,7 @@ class TestSimulator final : public ExternalClock {
  public:
   enum class Misbehave {
     kNo, kDropsDeliveries, kDeliversTwice, kDeliversEarly, kKeepsOne, kNanNow, kCallsAtOnce,
-    kCompletesInRecv
+    kCompletesInRecv, kSendsTwice, kSendsInSend, kKeepsASend, kNeverSends
   };
   explicit TestSimulator(bool one_bus = false, Misbehave misbehave = Misbehave::kNo,
                          double alpha = kAlpha)
@@ -288,8 +288,22 @@ class TestSimulator final : public ExternalClock {
     const double sent = start + m.bytes * kBeta;
     if (one_bus_) bus_free_ = sent;
     arrival_[m.tag] = sent + alpha_;
-    events_.push({sent, next_++, std::move(on_sent)});
     ++messages_;
+    switch (misbehave_) {
+      case Misbehave::kSendsInSend:
+        return on_sent();
+      case Misbehave::kNeverSends:
+        return;
+      case Misbehave::kKeepsASend:
+        if (kept_ == nullptr) return void(kept_ = std::move(on_sent));
+        break;
+      case Misbehave::kSendsTwice:
+        events_.push({sent, next_++, on_sent});
+        break;
+      default:
+        break;
+    }
+    events_.push({sent, next_++, std::move(on_sent)});
   }
   void recv(const ExternalMessage& m, std::function<void()> on_received) override {
     if (misbehave_ == Misbehave::kDropsDeliveries) return;
@@ -462,6 +476,19 @@ TEST(ExternalClockLaunch, ASimulatorThatBreaksTheContractIsNamed) {
                InvalidArgumentError, "run() returned but");
   ASSERT_TRUE(keeper->kept() != nullptr);
   EXPECT_ERROR(keeper->kept()(), RuntimeUsageError, "after the launch's replay ended");
+  // The send callback is checked as the receive's is; meshsim times nothing
+  // by it, so a simulator may leave it out.
+  EXPECT_ERROR(launch_on(M::kSendsTwice), RuntimeUsageError,
+               "external clock: the send callback of message tag 4 ran twice");
+  EXPECT_ERROR(launch_on(M::kSendsInSend), RuntimeUsageError,
+               "external clock: the send callback of message tag 4 ran outside run(), or inside "
+               "schedule(), send() or recv()");
+  EXPECT_NO_THROW(launch_on(M::kNeverSends));
+  auto send_keeper = std::make_shared<TestSimulator>(false, M::kKeepsASend);
+  EXPECT_NO_THROW(runtime.launch(mesh, body, {.time = external(send_keeper), .record = &record}));
+  ASSERT_TRUE(send_keeper->kept() != nullptr);
+  EXPECT_ERROR(send_keeper->kept()(), RuntimeUsageError,
+               "the send callback of message tag 4 ran after the launch's replay ended");
   // What the simulator throws reaches the caller.
   struct Throws : ExternalClock {
     double now() override { return 0; }

@@ -213,6 +213,7 @@ struct DeferredClocks::ExternalRun {
   bool running = false;            // inside clock.run()
   int in_call = 0;                 // inside schedule(), send() or recv()
   std::vector<uint8_t> departed;   // by global index of a receive
+  std::vector<uint8_t> sent;       // by global index of a receive: on_sent ran
   std::vector<uint8_t> delivered;  // by global index of a receive
   std::exception_ptr error;        // the first error raised in a callback
 
@@ -282,7 +283,15 @@ void DeferredClocks::schedule_issued(const std::shared_ptr<ExternalRun>& run) {
                                       receive};
         const double sent_at = run->now();
         const InCall in_send(run->in_call);
-        run->clock.send(message, [] {});
+        run->clock.send(message, [weak, receive] {
+          in_callback(weak, "send callback", receive, [&](const std::shared_ptr<ExternalRun>& run) {
+            if (run->sent[receive]) {
+              throw RuntimeUsageError("external clock: the send callback of message tag " +
+                                      std::to_string(receive) + " ran twice");
+            }
+            run->sent[receive] = 1;
+          });
+        });
         run->clock.recv(message, [weak, receive, sent_at] {
           in_callback(weak, "receive callback", receive, [&](const std::shared_ptr<ExternalRun>& run) {
             run->self->deliver(run, receive, sent_at);
@@ -328,9 +337,9 @@ void DeferredClocks::price(ExternalClock& clock) {
     throw InvalidArgumentError("external clock: now() returned " + seconds_text(origin));
   }
   const int64_t total = offset_.back();
-  auto run = std::make_shared<ExternalRun>(ExternalRun{this, clock, origin, false, 0,
-                                                       std::vector<uint8_t>(total, 0),
-                                                       std::vector<uint8_t>(total, 0), nullptr});
+  auto run = std::make_shared<ExternalRun>(
+      ExternalRun{this, clock, origin, false, 0, std::vector<uint8_t>(total, 0),
+                  std::vector<uint8_t>(total, 0), std::vector<uint8_t>(total, 0), nullptr});
   struct Ended {
     ExternalRun& run;
     ~Ended() { run.self = nullptr; }
