@@ -19,6 +19,7 @@
 
 #include "meshsim/meshsim.h"
 #include "support/expect_error.h"
+#include "support/scoped_env.h"
 
 namespace meshsim::fiber_mode_test {
 namespace {
@@ -35,24 +36,7 @@ RuntimeOptions fibers(int workers, std::chrono::milliseconds timeout = 60s) {
 
 float only(const Array& a) { return a.at<float>({0}); }
 
-// Sets MESHSIM_EXEC for one scope and restores what was there.
-class ScopedExecEnv {
- public:
-  explicit ScopedExecEnv(const char* value) {
-    if (const char* old = std::getenv("MESHSIM_EXEC")) old_ = old;
-    setenv("MESHSIM_EXEC", value, 1);
-  }
-  ~ScopedExecEnv() {
-    if (old_) {
-      setenv("MESHSIM_EXEC", old_->c_str(), 1);
-    } else {
-      unsetenv("MESHSIM_EXEC");
-    }
-  }
-
- private:
-  std::optional<std::string> old_;
-};
+using testing_support::ScopedEnv;
 
 TEST(ExecutionModeTest, ParsesBothNamesAndRejectsOthers) {
   EXPECT_EQ(parse_execution_mode("threads"), ExecutionMode::kThreads);
@@ -66,7 +50,7 @@ TEST(ExecutionModeTest, ParsesBothNamesAndRejectsOthers) {
 
 TEST(ExecutionModeTest, TheEnvironmentChoosesTheDefaultAndOptionsOverrideIt) {
   {
-    const ScopedExecEnv env("fibers");
+    const ScopedEnv env("MESHSIM_EXEC", "fibers");
     Runtime rt(2);
     EXPECT_EQ(rt.execution(), ExecutionMode::kFibers);
     EXPECT_EQ(rt.fiber_workers(), usable_cores());
@@ -77,10 +61,10 @@ TEST(ExecutionModeTest, TheEnvironmentChoosesTheDefaultAndOptionsOverrideIt) {
     EXPECT_EQ(explicit_threads.fiber_workers(), 0);
   }
   {
-    const ScopedExecEnv env("threads");
+    const ScopedEnv env("MESHSIM_EXEC", "threads");
     EXPECT_EQ(Runtime(1).execution(), ExecutionMode::kThreads);
   }
-  const ScopedExecEnv env("gpu");
+  const ScopedEnv env("MESHSIM_EXEC", "gpu");
   EXPECT_ERROR(Runtime(2), InvalidArgumentError,
                "environment variable MESHSIM_EXEC: unknown execution mode 'gpu'");
 }

@@ -191,7 +191,15 @@ int at_least_one(int num_devices) {
 }
 
 ExecutionMode resolve_execution(const RuntimeOptions& options) {
-  if (options.execution) return *options.execution;
+  if (options.execution) {
+    const ExecutionMode mode = *options.execution;
+    if (mode != ExecutionMode::kThreads && mode != ExecutionMode::kFibers) {
+      throw InvalidArgumentError(
+          "RuntimeOptions::execution must be ExecutionMode::kThreads or kFibers, got " +
+          std::to_string(static_cast<int>(mode)));
+    }
+    return mode;
+  }
   const char* env = execution_mode_variable();
   if (env == nullptr) return ExecutionMode::kThreads;
   try {
@@ -273,6 +281,17 @@ RuntimeImpl::RuntimeImpl(RuntimeOptions options, int max_devices, int start_now)
       // Clamped: the limit is checked below, after the members are made.
       fabric_(std::clamp(max_devices, 1, Mesh::kMaxDevices), kMaxCores) {
   check_fiber_options(options);
+  if (options.launch_timeout.count() < 0) {
+    throw InvalidArgumentError("RuntimeOptions::launch_timeout must be positive, or zero for "
+                               "none, got " + std::to_string(options.launch_timeout.count()) +
+                               " ms");
+  }
+  if (options.wait_policy &&
+      (options.wait_policy->spin_ns < 0 || options.wait_policy->yield_ns < 0)) {
+    throw InvalidArgumentError("RuntimeOptions::wait_policy budgets must not be negative, got "
+                               "spin_ns " + std::to_string(options.wait_policy->spin_ns) +
+                               ", yield_ns " + std::to_string(options.wait_policy->yield_ns));
+  }
   if (!(options.warn_fraction > 0 && options.warn_fraction <= 1)) {
     throw InvalidArgumentError("RuntimeOptions::warn_fraction must be in (0, 1], got " +
                                std::to_string(options.warn_fraction));

@@ -111,7 +111,8 @@ struct RuntimeOptions {
   std::optional<int> max_devices;
   // Overrides the spin/yield budgets of device waits (for experiments). A wait
   // with a spin phase still shortens it, and skips its yields, while the
-  // machine is loaded by other processes (waiter.h).
+  // machine is loaded by other processes (waiter.h). Negative budgets are an
+  // InvalidArgumentError.
   std::optional<WaitPolicy> wait_policy;
   // A launch still running after this long fails with a TimeoutError that says
   // where every device is; zero turns the timeout off. A warning with the same
@@ -119,11 +120,13 @@ struct RuntimeOptions {
   // throws InvalidArgumentError). Waits inside meshsim are cancelled at the
   // timeout, and so is a device's next yield() or kernel call; a device busy
   // in its own code cannot be, and the launch returns only once it does. A
-  // timeout beyond a century counts as a century.
+  // timeout beyond a century counts as a century; a negative one is an
+  // InvalidArgumentError.
   std::chrono::milliseconds launch_timeout{0};
   double warn_fraction = 0.5;
   // How devices run. Unset: the MESHSIM_EXEC environment variable ("threads"
-  // or "fibers"; anything else is an InvalidArgumentError), else threads.
+  // or "fibers"; anything else is an InvalidArgumentError), else threads. A
+  // value outside the enum is an InvalidArgumentError too.
   std::optional<ExecutionMode> execution;
   // Fiber mode: worker threads, 0 for one per usable core (usable_cores()).
   int fiber_workers = 0;
@@ -198,7 +201,8 @@ class Runtime {
               const LaunchOptions& options);
 
   // The runtime's spdlog logger (include <spdlog/logger.h> to use it): its
-  // level starts at MESHSIM_LOG_LEVEL (default warn).
+  // level starts at MESHSIM_LOG_LEVEL (default warn; a name spdlog does not
+  // know makes the constructor throw InvalidArgumentError).
   spdlog::logger& logger();
 
   // The runtime keeps its own copy of each mesh launched on (with the

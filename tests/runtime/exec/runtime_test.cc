@@ -4,6 +4,7 @@
 #include "meshsim/runtime/exec/runtime.h"
 
 #include <gtest/gtest.h>
+#include <spdlog/logger.h>
 
 #include <atomic>
 #include <limits>
@@ -15,6 +16,7 @@
 #include "meshsim/runtime/exec/errors.h"
 #include "meshsim/runtime/exec/internal/device_hooks.h"
 #include "support/expect_error.h"
+#include "support/scoped_env.h"
 
 namespace meshsim::runtime_test {
 namespace {
@@ -383,6 +385,30 @@ TEST(RuntimeTimeoutTest, ExtremeSettingsAreAcceptedOrRefused) {
                            std::numeric_limits<double>::infinity()}) {
     EXPECT_ERROR(Runtime(1, {.launch_timeout = std::chrono::seconds(1), .warn_fraction = bad}),
                  InvalidArgumentError, "RuntimeOptions::warn_fraction must be in (0, 1]");
+  }
+  EXPECT_ERROR(Runtime(1, {.launch_timeout = std::chrono::milliseconds(-5)}),
+               InvalidArgumentError,
+               "RuntimeOptions::launch_timeout must be positive, or zero for none, got -5 ms");
+  EXPECT_ERROR(Runtime(1, {.wait_policy = WaitPolicy{-100, 0}}), InvalidArgumentError,
+               "RuntimeOptions::wait_policy budgets must not be negative, got spin_ns -100, "
+               "yield_ns 0");
+  EXPECT_ERROR(Runtime(1, {.wait_policy = WaitPolicy{0, -1}}), InvalidArgumentError,
+               "yield_ns -1");
+  EXPECT_ERROR(Runtime(1, {.execution = static_cast<ExecutionMode>(7)}), InvalidArgumentError,
+               "RuntimeOptions::execution must be ExecutionMode::kThreads or kFibers, got 7");
+  {
+    const testing_support::ScopedEnv typo("MESHSIM_LOG_LEVEL", "warnings");
+    EXPECT_ERROR(Runtime(1), InvalidArgumentError,
+                 "environment variable MESHSIM_LOG_LEVEL: 'warnings' is not one of trace, debug, "
+                 "info, warn, error, critical, off");
+  }
+  {
+    const testing_support::ScopedEnv off("MESHSIM_LOG_LEVEL", "off");
+    EXPECT_EQ(Runtime(1).logger().level(), spdlog::level::off);
+  }
+  {
+    const testing_support::ScopedEnv info("MESHSIM_LOG_LEVEL", "info");
+    EXPECT_EQ(Runtime(1).logger().level(), spdlog::level::info);
   }
   // A device table of 2^31 entries would take 16 GiB before any device ran.
   EXPECT_ERROR(Runtime(RuntimeOptions{.max_devices = std::numeric_limits<int>::max()}),
