@@ -24,6 +24,10 @@ class AbstractMesh {
   // Throws MeshError if there are no axes, a name is empty or repeated, a size
   // is < 1, or the total size does not fit in an int.
   explicit AbstractMesh(std::vector<std::pair<std::string, int>> axes);
+  // Copied, also where moved from: a moved-from mesh would keep its size
+  // with no axes, a state the constructor refuses.
+  AbstractMesh(const AbstractMesh&) = default;
+  AbstractMesh& operator=(const AbstractMesh&) = default;
 
   int num_axes() const { return static_cast<int>(names_.size()); }
   // Number of mesh positions: the product of the axis sizes.

@@ -16,6 +16,11 @@ namespace meshsim {
 class Error : public std::exception {
  public:
   explicit Error(std::string message) : message_(std::move(message)) { compose(); }
+  // Copied, also where moved from (as the standard exceptions are): a
+  // moved-from error would keep its device with an empty message.
+  Error(const Error&) = default;
+  Error& operator=(const Error&) = default;
+  ~Error() override = default;
 
   const char* what() const noexcept override { return what_.c_str(); }
   // The message without the "device N: " prefix.

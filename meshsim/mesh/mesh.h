@@ -25,6 +25,10 @@ class Mesh {
   // device_ids[p] is the device at mesh position p. Throws MeshError on a
   // wrong count, a negative id, a repeated id or more than kMaxDevices.
   Mesh(AbstractMesh shape, std::vector<int> device_ids);
+  // Copied, also where moved from: a moved-from mesh would keep its size
+  // with no devices (a launch on it would wait for devices it never starts).
+  Mesh(const Mesh&) = default;
+  Mesh& operator=(const Mesh&) = default;
   // Mesh(AbstractMesh(axes)).
   static Mesh make(std::vector<std::pair<std::string, int>> axes);
 

@@ -8,6 +8,7 @@
 #include "meshsim/collectives/internal/meeting.h"
 #include "meshsim/collectives/internal/reduction.h"
 #include "meshsim/mesh/error.h"
+#include "meshsim/runtime/exec/errors.h"
 #include "meshsim/runtime/exec/internal/device_hooks.h"
 
 namespace meshsim {
@@ -30,7 +31,7 @@ template <class E>
 void Communicator::raise(const E& error) const {
   // Before any frame of the algorithm unwinds: a peer may be reading this
   // member's posted buffers (its scratch included) in place right now.
-  DeviceHooks::fail_and_settle(*state_->ctx, std::make_exception_ptr(error));
+  DeviceHooks::fail_and_settle(*live().ctx, std::make_exception_ptr(error));
   throw error;
 }
 
@@ -62,51 +63,56 @@ const std::byte* CallMemory::copy(const void* data, size_t bytes) {
 
 Communicator::Communicator(std::unique_ptr<CommunicatorState> state) : state_(std::move(state)) {}
 Communicator::Communicator(Communicator&&) noexcept = default;
+
+CommunicatorState& Communicator::live() const {
+  if (state_ == nullptr) throw RuntimeUsageError("a Communicator used after it was moved from");
+  return *state_;
+}
 Communicator::~Communicator() = default;
 
-int Communicator::rank() const { return state_->group.rank; }
-int Communicator::size() const { return state_->group.rendezvous->size(); }
-DeviceContext& Communicator::context() { return *state_->ctx; }
-Collective Communicator::collective() const { return state_->collective; }
-const std::string& Communicator::group_label() const { return state_->group.rendezvous->label(); }
-std::span<const std::string> Communicator::axes() const { return state_->group.set->axes; }
-bool Communicator::has_index_groups() const { return !state_->group.set->index_groups.empty(); }
+int Communicator::rank() const { return live().group.rank; }
+int Communicator::size() const { return live().group.rendezvous->size(); }
+DeviceContext& Communicator::context() { return *live().ctx; }
+Collective Communicator::collective() const { return live().collective; }
+const std::string& Communicator::group_label() const { return live().group.rendezvous->label(); }
+std::span<const std::string> Communicator::axes() const { return live().group.set->axes; }
+bool Communicator::has_index_groups() const { return !live().group.set->index_groups.empty(); }
 
 int Communicator::device_id(int rank) const {
   check_rank(rank, "device_id");
-  return state_->group.rendezvous->device_ids()[rank];
+  return live().group.rendezvous->device_ids()[rank];
 }
 
 void Communicator::check_rank(int rank, const char* what) const {
   if (rank < 0 || rank >= size()) {
-    raise(InvalidArgumentError(std::string(state_->op) + " (algorithm '" + algorithm_name() +
+    raise(InvalidArgumentError(std::string(live().op) + " (algorithm '" + algorithm_name() +
                                "'): " + what + " names rank " + std::to_string(rank) +
                                ", outside the group of " + std::to_string(size()) + " (" +
-                               state_->group.rendezvous->describe() + ")"));
+                               live().group.rendezvous->describe() + ")"));
   }
 }
 
 std::string Communicator::algorithm_name() const {
-  return state_->entry != nullptr ? state_->entry->info->name : std::string("?");
+  return live().entry != nullptr ? live().entry->info->name : std::string("?");
 }
 
 const void* Communicator::peer_args_erased(int rank, const std::type_info& type) const {
   check_rank(rank, "peer_args");
-  if (!state_->entry->info->reads_peer_args || state_->is_subgroup) {
-    raise(InvalidArgumentError(std::string(state_->op) + " (algorithm '" + algorithm_name() +
+  if (!live().entry->info->reads_peer_args || live().is_subgroup) {
+    raise(InvalidArgumentError(std::string(live().op) + " (algorithm '" + algorithm_name() +
                                "'): peer_args needs AlgorithmInfo::reads_peer_args (the call then "
                                "ends with a departure barrier) and the call's own communicator, "
                                "not a subgroup"));
   }
-  if (*state_->entry->args_type != type) {
-    raise(InvalidArgumentError(std::string(state_->op) + " (algorithm '" + algorithm_name() +
+  if (*live().entry->args_type != type) {
+    raise(InvalidArgumentError(std::string(live().op) + " (algorithm '" + algorithm_name() +
                                "'): peer_args asked for the wrong argument type"));
   }
-  return state_->group.rendezvous->slot(rank).extra;
+  return live().group.rendezvous->slot(rank).extra;
 }
 
 int64_t Communicator::tunable(std::string_view name) const {
-  const RegistryEntry* e = state_->entry;
+  const RegistryEntry* e = live().entry;
   if (e != nullptr) {
     for (size_t i = 0; i < e->info->tunables.size(); ++i) {
       if (e->info->tunables[i].name == name) return e->tunable_values[i];
@@ -117,39 +123,39 @@ int64_t Communicator::tunable(std::string_view name) const {
 }
 
 Link& Communicator::link_to(int peer) {
-  const std::span<const int> ids = state_->group.rendezvous->agent_ids();
-  return state_->group.fabric->link(ids[rank()], ids[peer], Fabric::Lane::kCollective);
+  const std::span<const int> ids = live().group.rendezvous->agent_ids();
+  return live().group.fabric->link(ids[rank()], ids[peer], Fabric::Lane::kCollective);
 }
 
 Link& Communicator::link_from(int peer) {
-  const std::span<const int> ids = state_->group.rendezvous->agent_ids();
-  return state_->group.fabric->link(ids[peer], ids[rank()], Fabric::Lane::kCollective);
+  const std::span<const int> ids = live().group.rendezvous->agent_ids();
+  return live().group.fabric->link(ids[peer], ids[rank()], Fabric::Lane::kCollective);
 }
 
-std::byte* Communicator::scratch(size_t bytes) { return state_->memory->scratch(bytes); }
+std::byte* Communicator::scratch(size_t bytes) { return live().memory->scratch(bytes); }
 
 const void* Communicator::readable(const void* data, size_t bytes) {
-  if (Link::copies_at_post(bytes) || state_->memory->vouched(data, bytes)) return data;
-  return state_->memory->copy(data, bytes);
+  if (Link::copies_at_post(bytes) || live().memory->vouched(data, bytes)) return data;
+  return live().memory->copy(data, bytes);
 }
 
 void Communicator::post_segment(Link& link, const void* data, size_t bytes, size_t total,
                                 size_t index, std::optional<LinkStamp> stamp) {
-  link.post(*state_->waiter, data, bytes, total, index, stamp);
+  link.post(*live().waiter, data, bytes, total, index, stamp);
   // Inline segments too: the call does not end before its peers took every
   // transfer, so none is left on the link for a later call to mistake.
-  state_->pending->add(&link);
+  live().pending->add(&link);
 }
 
 LinkStamp Communicator::take_segment(Link& link, int peer, void* data, size_t bytes, size_t total,
                                      size_t index, const Reduce* reduce) {
-  const Link::Descriptor& d = link.next(*state_->waiter);
+  const Link::Descriptor& d = link.next(*live().waiter);
   if (d.total != total || d.index != index || d.bytes != bytes) {
     // Not released: the sender stays blocked until the launch aborts. Both
     // sides cut a transfer the same way, so a different total shows on its
     // first segment, before anything of it is read.
     raise(CollectiveShapeError(
-        std::string(state_->op) + " (algorithm '" + algorithm_name() + "'): device " +
+        std::string(live().op) + " (algorithm '" + algorithm_name() + "'): device " +
         std::to_string(device_id(rank())) + " expected a transfer of " + std::to_string(total) +
         " bytes from device " + std::to_string(device_id(peer)) + ", which sent " +
         std::to_string(d.total) + " bytes" +
@@ -167,20 +173,20 @@ LinkStamp Communicator::take_segment(Link& link, int peer, void* data, size_t by
       std::memcpy(data, d.data, bytes);
     }
   }
-  const LinkStamp stamp = DeviceHooks::stamped(*state_->ctx) ? link.stamp() : LinkStamp{};
+  const LinkStamp stamp = DeviceHooks::stamped(*live().ctx) ? link.stamp() : LinkStamp{};
   link.release();
   return stamp;
 }
 
 void Communicator::arrive(int peer, size_t bytes, double departure) {
-  DeviceClock& clock = DeviceHooks::clock(*state_->ctx);
+  DeviceClock& clock = DeviceHooks::clock(*live().ctx);
   if (!clock.on()) return;
   try {
-    const std::span<const int> agents = state_->group.rendezvous->agent_ids();
+    const std::span<const int> agents = live().group.rendezvous->agent_ids();
     clock.receive(agents[peer], agents[rank()], static_cast<int64_t>(bytes), departure);
   } catch (...) {
     // A user's model threw: peers may still read this member's buffers.
-    DeviceHooks::fail_and_settle(*state_->ctx, std::current_exception());
+    DeviceHooks::fail_and_settle(*live().ctx, std::current_exception());
     throw;
   }
 }
@@ -188,15 +194,15 @@ void Communicator::arrive(int peer, size_t bytes, double departure) {
 void Communicator::send(int peer, const void* data, size_t bytes) {
   check_rank(peer, "send");
   Link& link = link_to(peer);
-  const size_t segment = state_->segment_bytes;
+  const size_t segment = live().segment_bytes;
   const size_t n = segment_count(bytes, segment);
   const auto* p = static_cast<const std::byte*>(readable(data, bytes));
-  TraceScope trace(*state_->ctx, TraceKind::kTransfer, "send", state_->group);
+  TraceScope trace(*live().ctx, TraceKind::kTransfer, "send", live().group);
   if (RawTraceEvent* e = trace.event()) {
     e->to = device_id(peer);
     e->bytes = static_cast<int64_t>(bytes);
   }
-  const std::optional<LinkStamp> stamp = DeviceHooks::stamp(*state_->ctx, trace.event());
+  const std::optional<LinkStamp> stamp = DeviceHooks::stamp(*live().ctx, trace.event());
   for (size_t i = 0; i < n; ++i) {
     const size_t offset = i * segment;
     post_segment(link, p + offset, n == 1 ? bytes : std::min(segment, bytes - offset), bytes, i,
@@ -206,11 +212,11 @@ void Communicator::send(int peer, const void* data, size_t bytes) {
 
 void Communicator::receive(int peer, void* data, size_t bytes, const Reduce* reduce) {
   Link& link = link_from(peer);
-  const size_t segment = state_->segment_bytes;
+  const size_t segment = live().segment_bytes;
   const size_t n = segment_count(bytes, segment);
   auto* p = static_cast<std::byte*>(data);
-  TraceScope trace(*state_->ctx, TraceKind::kTransfer, reduce != nullptr ? "recv_reduce" : "recv",
-                   state_->group);
+  TraceScope trace(*live().ctx, TraceKind::kTransfer, reduce != nullptr ? "recv_reduce" : "recv",
+                   live().group);
   LinkStamp first;
   for (size_t i = 0; i < n; ++i) {
     const size_t offset = i * segment;
@@ -233,7 +239,7 @@ void Communicator::recv(int peer, void* data, size_t bytes) {
 
 void Communicator::check_count(int64_t count, const char* what) const {
   if (count < 0) {
-    raise(InvalidArgumentError(std::string(state_->op) + " (algorithm '" + algorithm_name() +
+    raise(InvalidArgumentError(std::string(live().op) + " (algorithm '" + algorithm_name() +
                                "'): " + what + " of a negative count " + std::to_string(count)));
   }
 }
@@ -246,7 +252,7 @@ void Communicator::recv_reduce(int peer, void* data, int64_t count, DType dtype,
 }
 
 void Communicator::wait_sends() {
-  state_->pending->drain([&](Link& link) { link.wait_all_released(*state_->waiter); });
+  live().pending->drain([&](Link& link) { link.wait_all_released(*live().waiter); });
 }
 
 void Communicator::exchange(int to, const void* send_data, size_t send_bytes, int from,
@@ -254,13 +260,13 @@ void Communicator::exchange(int to, const void* send_data, size_t send_bytes, in
   check_rank(to, "sendrecv");
   check_rank(from, "sendrecv");
   if (overlaps(send_data, send_bytes, recv_data, recv_bytes)) {
-    raise(InvalidArgumentError(std::string(state_->op) + " (algorithm '" + algorithm_name() +
+    raise(InvalidArgumentError(std::string(live().op) + " (algorithm '" + algorithm_name() +
                                "'): sendrecv's receive buffer overlaps its send buffer, which "
                                "the peer may still be reading"));
   }
   Link& out = link_to(to);
   Link& in = link_from(from);
-  const size_t segment = state_->segment_bytes;
+  const size_t segment = live().segment_bytes;
   const size_t sends = segment_count(send_bytes, segment);
   const size_t receives = segment_count(recv_bytes, segment);
   const auto* src = static_cast<const std::byte*>(readable(send_data, send_bytes));
@@ -269,16 +275,16 @@ void Communicator::exchange(int to, const void* send_data, size_t send_bytes, in
   // each other never both wait for credits.
   uint32_t last = 0;
   bool in_place = false;  // some segment is read from send_data itself
-  TraceScope trace(*state_->ctx, TraceKind::kTransfer,
-                   reduce != nullptr ? "sendrecv_reduce" : "sendrecv", state_->group);
+  TraceScope trace(*live().ctx, TraceKind::kTransfer,
+                   reduce != nullptr ? "sendrecv_reduce" : "sendrecv", live().group);
   // Both transfers start now: the receive below must not delay the send.
-  const std::optional<LinkStamp> stamp = DeviceHooks::stamp(*state_->ctx, trace.event());
+  const std::optional<LinkStamp> stamp = DeviceHooks::stamp(*live().ctx, trace.event());
   LinkStamp received;
   for (size_t i = 0; i < std::max(sends, receives); ++i) {
     const size_t offset = i * segment;
     if (i < sends) {
       const size_t len = sends == 1 ? send_bytes : std::min(segment, send_bytes - offset);
-      last = out.post(*state_->waiter, src + offset, len, send_bytes, i, stamp);
+      last = out.post(*live().waiter, src + offset, len, send_bytes, i, stamp);
       in_place = in_place || !Link::copies_at_post(len);
     }
     if (i < receives) {
@@ -298,9 +304,9 @@ void Communicator::exchange(int to, const void* send_data, size_t send_bytes, in
   // Returns with the send buffer free again; the call's end waits for an
   // inline segment to be taken.
   if (in_place) {
-    out.wait_released(*state_->waiter, last);
+    out.wait_released(*live().waiter, last);
   } else {
-    state_->pending->add(&out);
+    live().pending->add(&out);
   }
 }
 
@@ -333,28 +339,28 @@ Communicator::Concurrent Communicator::concurrent() { return Concurrent(*state_)
 
 void Communicator::barrier() {
   // Priced like the barrier collective: a zero-byte message from every member.
-  Rendezvous& rendezvous = *state_->group.rendezvous;
-  DeviceClock& clock = DeviceHooks::clock(*state_->ctx);
+  Rendezvous& rendezvous = *live().group.rendezvous;
+  DeviceClock& clock = DeviceHooks::clock(*live().ctx);
   if (clock.on()) rendezvous.post_clock(rank(), clock.departure());
-  rendezvous.arrive(rank(), *state_->waiter);
-  price_meeting(*state_->ctx, rendezvous, rank(), [](int) { return int64_t{0}; });
+  rendezvous.arrive(rank(), *live().waiter);
+  price_meeting(*live().ctx, rendezvous, rank(), [](int) { return int64_t{0}; });
 }
 
 Communicator Communicator::subgroup(AxisNames sub) {
   if (has_index_groups()) {
-    raise(InvalidArgumentError(std::string(state_->op) + " (algorithm '" + algorithm_name() +
+    raise(InvalidArgumentError(std::string(live().op) + " (algorithm '" + algorithm_name() +
                                "'): subgroup of a group given by axis_index_groups"));
   }
   for (std::string_view name : sub.names()) {
     if (std::find(axes().begin(), axes().end(), name) == axes().end()) {
-      raise(InvalidArgumentError(std::string(state_->op) + " (algorithm '" + algorithm_name() +
+      raise(InvalidArgumentError(std::string(live().op) + " (algorithm '" + algorithm_name() +
                                  "'): subgroup axis '" + std::string(name) +
                                  "' is not one of the group's axes " + AxisNames(axes()).to_string()));
     }
   }
   auto state = std::make_unique<CommunicatorState>(*state_);
-  state->group = DeviceHooks::group(*state_->ctx, sub);
-  state->pending = state_->pending;
+  state->group = DeviceHooks::group(*live().ctx, sub);
+  state->pending = live().pending;
   state->is_subgroup = true;
   return Communicator(std::move(state));
 }

@@ -154,10 +154,13 @@ class Communicator {
 
   // For the runtime: front-ends build communicators through internal hooks.
   explicit Communicator(std::unique_ptr<CommunicatorState> state);
+  // The moved-from communicator is empty: any use is a RuntimeUsageError.
   Communicator(Communicator&&) noexcept;
-  CommunicatorState& state() { return *state_; }
+  CommunicatorState& state() { return live(); }
 
  private:
+  // The state; RuntimeUsageError for a moved-from communicator.
+  CommunicatorState& live() const;
   struct Reduce {
     ReduceOp op;
     DType dtype;

@@ -76,6 +76,10 @@ class Topology {
   // number > 0, a latency is not a finite number >= 0, or the node count
   // does not fit in an int.
   explicit Topology(std::vector<TopologyDimension> dimensions);
+  // Copied, also where moved from: a moved-from topology would keep its node
+  // and link counts with no dimensions (free routes, reads out of bounds).
+  Topology(const Topology&) = default;
+  Topology& operator=(const Topology&) = default;
 
   const std::vector<TopologyDimension>& dimensions() const { return dimensions_; }
   int num_dimensions() const { return static_cast<int>(dimensions_.size()); }

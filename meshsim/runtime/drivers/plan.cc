@@ -241,8 +241,13 @@ ShardMapPlan::ShardMapPlan(Runtime& runtime, const AbstractMesh& shape, std::opt
   }
 }
 
+ShardMapPlan::Impl& ShardMapPlan::impl() const {
+  if (!impl_) throw InvalidArgumentError("ShardMapPlan: used a moved-from plan");
+  return *impl_;
+}
+
 std::vector<ShardedArray> ShardMapPlan::operator()(ArgSpan<ShardedArray> args_list) const {
-  Impl& impl = *impl_;
+  Impl& impl = this->impl();
   if (impl.runtime_alive.expired()) {
     throw RuntimeUsageError(impl.plan_name() +
                             " called after its Runtime was destroyed (the Runtime must outlive "
@@ -307,9 +312,9 @@ std::vector<ShardedArray> ShardMapPlan::operator()(ArgSpan<ShardedArray> args_li
 }
 
 PlanStats ShardMapPlan::stats() const {
-  return {impl_->hits.load(), impl_->misses.load(), impl_->reshards.load()};
+  return {impl().hits.load(), impl().misses.load(), impl().reshards.load()};
 }
-const AbstractMesh& ShardMapPlan::abstract_mesh() const { return impl_->shape; }
-const std::optional<Mesh>& ShardMapPlan::mesh() const { return impl_->mesh; }
+const AbstractMesh& ShardMapPlan::abstract_mesh() const { return impl().shape; }
+const std::optional<Mesh>& ShardMapPlan::mesh() const { return impl().mesh; }
 
 }  // namespace meshsim

@@ -119,6 +119,8 @@ class ShardMapPlan {
                ShardBody body, std::span<const PartitionSpec> in_specs,
                std::span<const PartitionSpec> out_specs, ShardMapOptions options);
 
+  // The plan's state; InvalidArgumentError for a moved-from plan.
+  Impl& impl() const;
   std::shared_ptr<Impl> impl_;
 };
 

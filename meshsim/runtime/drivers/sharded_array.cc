@@ -19,7 +19,9 @@ ShardedArray::ShardedArray(std::shared_ptr<const NamedSharding> sharding,
           State{std::move(sharding), std::move(layout), std::move(shards)})) {}
 
 const ShardedArray::State& ShardedArray::state() const {
-  if (!state_) throw InvalidArgumentError("ShardedArray: used a default-constructed ShardedArray");
+  if (!state_) {
+    throw InvalidArgumentError("ShardedArray: used a default-constructed or moved-from ShardedArray");
+  }
   return *state_;
 }
 

@@ -22,6 +22,11 @@ class DeviceError : public Error {
         original_(std::move(original)) {
     set_device(device);
   }
+  // Copied, also where moved from: a moved-from error would have no original
+  // exception to rethrow.
+  DeviceError(const DeviceError&) = default;
+  DeviceError& operator=(const DeviceError&) = default;
+  ~DeviceError() override = default;
   // The original exception's type, e.g. "std::runtime_error".
   const std::string& type_name() const noexcept { return type_name_; }
   [[noreturn]] void rethrow_original() const { std::rethrow_exception(original_); }

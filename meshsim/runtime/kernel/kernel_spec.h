@@ -44,6 +44,10 @@ enum class CopyMode {
 // `ref.at[i]` and `ref.at[pl.ds(start, size)]` do in Pallas).
 class BufferRef {
  public:
+  // Copied, also where moved from: a moved-from region would keep its
+  // buffer and offset with a scalar's shape.
+  BufferRef(const BufferRef&) = default;
+  BufferRef& operator=(const BufferRef&) = default;
   int buffer() const { return buffer_; }
   const Shape& shape() const { return shape_; }
   DType dtype() const { return dtype_; }
@@ -113,6 +117,10 @@ class KernelSpec {
   // random[:SEED] and MESHSIM_KERNEL_RACES=0 | 1 (InvalidArgumentError naming
   // the variable for another value).
   explicit KernelSpec(std::string name = "kernel");
+  // Copied, also where moved from: a moved-from spec would keep its
+  // semaphore counts with no buffers.
+  KernelSpec(const KernelSpec&) = default;
+  KernelSpec& operator=(const KernelSpec&) = default;
 
   // Declares a symmetric buffer. ShapeError for a negative dim or a shape
   // too large for an Array (Array::kMaxBytes); InvalidArgumentError past

@@ -14,6 +14,9 @@ class CallbackModel final : public NetworkModel {
   // InvalidArgumentError if `arrival` is empty.
   explicit CallbackModel(std::function<double(const Transfer&)> arrival,
                          std::function<void()> reset = {});
+  // Copied, also where moved from: a moved-from model would have no function.
+  CallbackModel(const CallbackModel&) = default;
+  CallbackModel& operator=(const CallbackModel&) = default;
 
   // Calls the function after check() (bytes and departure; the nodes are
   // the function's to check). Throws InvalidArgumentError naming

@@ -1268,6 +1268,19 @@ TEST(AdversarialCommunicatorTest, SubgroupAndPeerArgsMisuse) {
                InvalidArgumentError, "not_a_tunable");
 }
 
+// A Communicator moved from (a subgroup kept in another variable) is empty:
+// its use is a RuntimeUsageError, not a null dereference of the process.
+TEST(AdversarialCommunicatorTest, AMovedFromCommunicatorIsAnError) {
+  EXPECT_ERROR(run_user(2, 0,
+                        [&](Communicator& comm, const AllReduceArgs&) {
+                          Communicator sub = comm.subgroup(comm.axes()[0]);
+                          const Communicator kept(std::move(sub));
+                          EXPECT_EQ(kept.size(), 2);
+                          (void)sub.rank();  // NOLINT(bugprone-use-after-move): the point
+                        }),
+               RuntimeUsageError, "a Communicator used after it was moved from");
+}
+
 
 // ---------------------------------------------------------------------------
 // pswapaxes, psum_start, pbroadcast_start with an algorithm
