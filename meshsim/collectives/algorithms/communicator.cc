@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <cstring>
+#include <new>
 #include <string>
 
 #include "meshsim/collectives/algorithms/internal/communicator_state.h"
 #include "meshsim/collectives/internal/meeting.h"
 #include "meshsim/collectives/internal/reduction.h"
 #include "meshsim/mesh/error.h"
+#include "meshsim/runtime/array/array.h"
 #include "meshsim/runtime/exec/errors.h"
 #include "meshsim/runtime/exec/internal/device_hooks.h"
 
@@ -49,14 +51,25 @@ bool CallMemory::vouched(const void* data, size_t bytes) const {
   return false;
 }
 
+namespace {
+
+// A block of `bytes`; std::bad_alloc above Array::kMaxBytes (no larger block
+// could exist, and sanitizers' allocators abort on such requests).
+std::unique_ptr<std::byte[]> allocate_block(size_t bytes) {
+  if (bytes > static_cast<size_t>(Array::kMaxBytes)) throw std::bad_alloc();
+  return std::make_unique_for_overwrite<std::byte[]>(bytes);
+}
+
+}  // namespace
+
 std::byte* CallMemory::scratch(size_t bytes) {
-  std::byte* block = blocks_.emplace_back(std::make_unique_for_overwrite<std::byte[]>(bytes)).get();
+  std::byte* block = blocks_.emplace_back(allocate_block(bytes)).get();
   vouch(block, bytes);
   return block;
 }
 
 const std::byte* CallMemory::copy(const void* data, size_t bytes) {
-  std::byte* block = blocks_.emplace_back(std::make_unique_for_overwrite<std::byte[]>(bytes)).get();
+  std::byte* block = blocks_.emplace_back(allocate_block(bytes)).get();
   std::memcpy(block, data, bytes);
   return block;
 }
@@ -132,11 +145,27 @@ Link& Communicator::link_from(int peer) {
   return live().group.fabric->link(ids[peer], ids[rank()], Fabric::Lane::kCollective);
 }
 
-std::byte* Communicator::scratch(size_t bytes) { return live().memory->scratch(bytes); }
+std::byte* Communicator::scratch(size_t bytes) {
+  try {
+    return live().memory->scratch(bytes);
+  } catch (const std::bad_alloc&) {
+    raise_out_of_memory("scratch", bytes);
+  }
+}
 
 const void* Communicator::readable(const void* data, size_t bytes) {
   if (Link::copies_at_post(bytes) || live().memory->vouched(data, bytes)) return data;
-  return live().memory->copy(data, bytes);
+  try {
+    return live().memory->copy(data, bytes);
+  } catch (const std::bad_alloc&) {
+    raise_out_of_memory("the copy of a sent buffer", bytes);
+  }
+}
+
+void Communicator::raise_out_of_memory(const char* what, size_t bytes) const {
+  raise(InvalidArgumentError(std::string(live().op) + " (algorithm '" + algorithm_name() + "'): " +
+                             what + " of " + std::to_string(bytes) +
+                             " bytes: the allocator could not provide them"));
 }
 
 void Communicator::post_segment(Link& link, const void* data, size_t bytes, size_t total,

@@ -103,6 +103,7 @@ class Communicator {
   // `bytes` of uninitialized memory owned by this call (shared with its subgroups),
   // freed once the call has ended on this member, or the launch has stopped
   // and no peer can read it: scratch an algorithm sends from, read in place.
+  // InvalidArgumentError naming the size if the allocator refuses it.
   std::byte* scratch(size_t bytes);
 
   // Point-to-point transfers with member `peer` (see above).
@@ -172,6 +173,9 @@ class Communicator {
   template <class E>
   [[noreturn]] void raise(const E& error) const;
   std::string algorithm_name() const;
+  // raise() of an InvalidArgumentError: `what` of `bytes` bytes could not be
+  // allocated.
+  [[noreturn]] void raise_out_of_memory(const char* what, size_t bytes) const;
   Link& link_to(int peer);
   Link& link_from(int peer);
   void check_count(int64_t count, const char* what) const;

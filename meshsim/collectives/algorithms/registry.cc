@@ -11,6 +11,15 @@
 namespace meshsim {
 namespace {
 
+// `c`, if it names a collective; else InvalidArgumentError naming `what`.
+Collective checked(Collective c, const char* what) {
+  if (static_cast<size_t>(c) >= RegistryTables::kCollectives) {
+    throw InvalidArgumentError(std::string(what) + ": " + std::to_string(static_cast<int>(c)) +
+                               " is not a Collective");
+  }
+  return c;
+}
+
 // The per-runtime state of the collectives layer.
 struct CollectivesExtension : RuntimeExtension {
   AlgorithmRegistry registry;
@@ -27,12 +36,14 @@ const RegistryEntry* RegistryTables::find(Collective c, std::string_view name) c
 
 AlgorithmRegistry::AlgorithmRegistry() : tables_(std::make_unique<RegistryTables>()) {
   register_builtin_algorithms(*this);
+  // A spec that does not parse fails every call, not the registry: the
+  // program may still replace it (set_environment_rules).
   if (const char* spec = std::getenv("MESHSIM_ALGO"); spec != nullptr && *spec != '\0') {
     try {
       tables_->environment_rules = parse_rules(spec);
       for (auto& rules : tables_->environment_rules) tables_->label(rules);
     } catch (const InvalidArgumentError& e) {
-      throw InvalidArgumentError(std::string("MESHSIM_ALGO: ") + e.what());
+      tables_->environment_error = std::string("MESHSIM_ALGO: ") + e.what();
     }
   }
 }
@@ -103,6 +114,7 @@ void AlgorithmRegistry::add_builtin(Algorithm<BroadcastArgs> a) { add_entry(Coll
 void AlgorithmRegistry::add_builtin(Algorithm<BarrierArgs> a) { add_entry(Collective::kBarrier, std::move(a), true); }
 
 void AlgorithmRegistry::add_rule(AlgorithmRule rule) {
+  checked(rule.collective, "AlgorithmRegistry::add_rule");
   if (rule.algorithm != "auto" && tables_->find(rule.collective, rule.algorithm) == nullptr) {
     throw UnknownAlgorithmError("rule for " + std::string(collective_name(rule.collective)) +
                                 ": unknown algorithm '" + rule.algorithm + "'; valid: " +
@@ -127,11 +139,13 @@ void AlgorithmRegistry::set_environment_rules(std::string_view spec) {
   mutate("AlgorithmRegistry::set_environment_rules", [&] {
     for (auto& rules : parsed) tables_->label(rules);
     tables_->environment_rules = std::move(parsed);
+    tables_->environment_error.clear();
   });
 }
 
 void AlgorithmRegistry::set_tunable(Collective collective, std::string_view algorithm,
                                     std::string_view name, int64_t value) {
+  checked(collective, "AlgorithmRegistry::set_tunable");
   mutate("AlgorithmRegistry::set_tunable", [&] {
     for (RegistryEntry& e : tables_->of(collective)) {
       if (e.info->name != algorithm) continue;
@@ -166,6 +180,7 @@ CostModel AlgorithmRegistry::cost_model() const {
 }
 
 std::vector<const AlgorithmInfo*> AlgorithmRegistry::list(Collective collective) const {
+  checked(collective, "AlgorithmRegistry::list");
   std::vector<const AlgorithmInfo*> out;
   read([&] {
     for (const RegistryEntry& e : tables_->of(collective)) out.push_back(e.info.get());
@@ -174,6 +189,7 @@ std::vector<const AlgorithmInfo*> AlgorithmRegistry::list(Collective collective)
 }
 
 const AlgorithmInfo* AlgorithmRegistry::find(Collective collective, std::string_view name) const {
+  checked(collective, "AlgorithmRegistry::find");
   const RegistryEntry* e = nullptr;
   read([&] { e = tables_->find(collective, name); });
   return e != nullptr ? e->info.get() : nullptr;
@@ -192,6 +208,7 @@ std::vector<const AlgorithmInfo*> AlgorithmRegistry::applicable(const CallShape&
 }
 
 std::string AlgorithmRegistry::valid_names(Collective collective) const {
+  checked(collective, "AlgorithmRegistry::valid_names");
   std::string out;
   read([&] {
     for (const RegistryEntry& e : tables_->of(collective)) {

@@ -6,7 +6,9 @@
 //
 // Choosing, for each call, first match wins:
 //   1. the call's own `algorithm` option (a name, or "auto");
-//   2. MESHSIM_ALGO, read when the registry is created:
+//   2. MESHSIM_ALGO, read when the registry is created (one that does not
+//      parse makes every call raise InvalidArgumentError naming the part,
+//      until set_environment_rules replaces it):
 //        "psum:rabenseifner:0-64K,ring:64K-;all_gather:bruck"
 //      `;` separates collectives, `,` the rules of one, each
 //      NAME[:MIN-MAX] over the per-member bytes (K, M, G suffixes; an open end
@@ -108,6 +110,8 @@ class AlgorithmRegistry {
   void set_cost_model(const CostModel& model);
   CostModel cost_model() const;
 
+  // Every function taking a Collective (add_rule's included) raises
+  // InvalidArgumentError for a value outside the enum.
   // The algorithms of `collective` in registration order (built-ins first).
   std::vector<const AlgorithmInfo*> list(Collective collective) const;
   const AlgorithmInfo* find(Collective collective, std::string_view name) const;

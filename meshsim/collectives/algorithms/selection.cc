@@ -97,6 +97,7 @@ AlgorithmChoice choose_algorithm(DeviceContext& ctx, const char* front_end, cons
     DeviceHooks::record(ctx, {front_end, direct.info->name, "default", shape.group_size, shape.bytes});
     return {&direct, direct.info->name.c_str()};
   }
+  if (!t.environment_error.empty()) throw InvalidArgumentError(t.environment_error);
   Chooser chooser(ctx, registry, front_end, axes, shape);
   if (!requested.empty()) return chooser.resolve(requested, "call");
   const size_t c = static_cast<size_t>(shape.collective);

@@ -1268,6 +1268,20 @@ TEST(AdversarialCommunicatorTest, SubgroupAndPeerArgsMisuse) {
                InvalidArgumentError, "not_a_tunable");
 }
 
+// Scratch no allocator can provide: an error naming the size (not a
+// std::bad_alloc from the device), and the peer waiting for it is released.
+TEST(AdversarialCommunicatorTest, ScratchBeyondAnyAllocatorIsNamed) {
+  EXPECT_ERROR(run_user(2, 0,
+                        [&](Communicator& comm, const AllReduceArgs&) {
+                          if (comm.rank() == 0) (void)comm.scratch(size_t{1} << 62);
+                          unsigned char b[4];
+                          if (comm.rank() == 1) comm.recv(0, b, 4);
+                        }),
+               InvalidArgumentError,
+               "(algorithm 'adv'): scratch of 4611686018427387904 bytes: the allocator could not "
+               "provide them");
+}
+
 // A Communicator moved from (a subgroup kept in another variable) is empty:
 // its use is a RuntimeUsageError, not a null dereference of the process.
 TEST(AdversarialCommunicatorTest, AMovedFromCommunicatorIsAnError) {

@@ -21,6 +21,7 @@
 #include "meshsim/collectives/algorithms/registry.h"
 #include "meshsim/meshsim.h"
 #include "support/expect_error.h"
+#include "support/scoped_env.h"
 
 namespace meshsim::fabric_misuse_test {
 namespace {
@@ -389,6 +390,43 @@ TEST(RegistryRulesTest, MalformedSpecNamesTheBadPart) {
   EXPECT_ERROR(registry.set_environment_rules("psum:direct:0-1K:extra"), InvalidArgumentError,
                "'direct:0-1K:extra'");
   EXPECT_NO_THROW(registry.set_environment_rules("pmin:direct:1K-;all_gather:direct"));
+}
+
+// A MESHSIM_ALGO that does not parse fails every call, naming the bad part,
+// but not the registry: the program can still reach it and replace the
+// rules, and its calls then run.
+TEST(RegistryRulesTest, AMalformedEnvironmentFailsCallsUntilReplaced) {
+  const testing_support::ScopedEnv garbage("MESHSIM_ALGO", "psum:direct:abc");
+  Runtime rt(2);
+  const auto run_psum = [&] {
+    rt.launch(Mesh::make({{"x", 2}}), [](DeviceContext& ctx) {
+      const Array sum = psum(ctx, Array::full({2}, DType::kInt32, 1), "x");
+      EXPECT_EQ(sum.at<int32_t>({1}), 2);
+    });
+  };
+  EXPECT_ERROR(run_psum(), InvalidArgumentError, "MESHSIM_ALGO: ");
+  EXPECT_ERROR(run_psum(), InvalidArgumentError, "'direct:abc'");
+  AlgorithmRegistry* registry = nullptr;
+  EXPECT_NO_THROW(registry = &algorithm_registry(rt));
+  registry->set_environment_rules("psum:direct");
+  EXPECT_NO_THROW(run_psum());
+}
+
+// A Collective outside the enum is named, not used as an index.
+TEST(RegistryRulesTest, ACollectiveOutsideTheEnumIsAnError) {
+  Runtime rt(1);
+  AlgorithmRegistry& registry = algorithm_registry(rt);
+  const auto bad = static_cast<Collective>(42);
+  EXPECT_ERROR(registry.add_rule({.collective = bad, .algorithm = "direct"}), InvalidArgumentError,
+               "AlgorithmRegistry::add_rule: 42 is not a Collective");
+  EXPECT_ERROR(registry.list(bad), InvalidArgumentError, "AlgorithmRegistry::list: 42");
+  EXPECT_ERROR(registry.find(bad, "direct"), InvalidArgumentError, "find: 42");
+  EXPECT_ERROR(registry.valid_names(bad), InvalidArgumentError, "valid_names: 42");
+  EXPECT_ERROR(registry.set_tunable(static_cast<Collective>(-1), "ring", "segment_bytes", 1),
+               InvalidArgumentError, "set_tunable: -1 is not a Collective");
+  CallShape shape;
+  shape.collective = bad;
+  EXPECT_ERROR(registry.applicable(shape), InvalidArgumentError, "list: 42");
 }
 
 // A user algorithm for powers of two only, and one whose check wants an even

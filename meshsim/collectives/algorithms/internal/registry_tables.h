@@ -46,6 +46,9 @@ struct RegistryTables {
   std::array<std::vector<ParsedRule>, kCollectives> rules;
   bool fallback = false;
   CostModel cost_model;
+  // Why MESHSIM_ALGO does not parse (the error every call raises until
+  // set_environment_rules replaces it); empty when it parsed or is unset.
+  std::string environment_error;
   std::deque<std::string> labels;  // only grows
 
   // Sets the label of every rule in `rules` (keeping its text in `labels`).
@@ -59,10 +62,11 @@ struct RegistryTables {
     return entries[static_cast<size_t>(c)];
   }
   const RegistryEntry* find(Collective c, std::string_view name) const;
-  // Whether any rule could choose something other than direct.
+  // Whether any rule could choose something other than direct (or the
+  // environment's rules are in error: the slow path raises it).
   bool has_rules(Collective c) const {
     return !environment_rules[static_cast<size_t>(c)].empty() ||
-           !rules[static_cast<size_t>(c)].empty();
+           !rules[static_cast<size_t>(c)].empty() || !environment_error.empty();
   }
 };
 
