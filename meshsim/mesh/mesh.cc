@@ -30,27 +30,29 @@ std::vector<int> iota_ids(const AbstractMesh& shape) {
 
 Mesh::Mesh(AbstractMesh shape) : Mesh(shape, iota_ids(shape)) {}
 
-Mesh::Mesh(AbstractMesh shape, std::vector<int> device_ids)
-    : shape_(std::move(shape)), device_ids_(std::move(device_ids)) {
-  check_size(shape_);
-  if (device_ids_.size() != static_cast<size_t>(shape_.size())) {
-    throw MeshError("wrong number of device ids for " + shape_.to_string() + ": expected " +
-                    std::to_string(shape_.size()) + ", got " + std::to_string(device_ids_.size()));
+Mesh::Mesh(AbstractMesh shape, std::vector<int> device_ids) {
+  check_size(shape);
+  if (device_ids.size() != static_cast<size_t>(shape.size())) {
+    throw MeshError("wrong number of device ids for " + shape.to_string() + ": expected " +
+                    std::to_string(shape.size()) + ", got " + std::to_string(device_ids.size()));
   }
-  position_of_.reserve(device_ids_.size());
-  for (int p = 0; p < shape_.size(); ++p) {
-    const int id = device_ids_[p];
+  std::unordered_map<int, int> position_of;
+  position_of.reserve(device_ids.size());
+  for (int p = 0; p < shape.size(); ++p) {
+    const int id = device_ids[p];
     if (id < 0) {
       throw MeshError("negative device id " + std::to_string(id) + " at mesh position " +
-                      std::to_string(p) + " of " + shape_.to_string());
+                      std::to_string(p) + " of " + shape.to_string());
     }
-    auto [it, inserted] = position_of_.emplace(id, p);
+    auto [it, inserted] = position_of.emplace(id, p);
     if (!inserted) {
       throw MeshError("device id " + std::to_string(id) + " appears twice, at mesh positions " +
                       std::to_string(it->second) + " and " + std::to_string(p) + " of " +
-                      shape_.to_string());
+                      shape.to_string());
     }
   }
+  data_ = std::make_shared<const Data>(
+      Data{std::move(shape), std::move(device_ids), std::move(position_of)});
 }
 
 Mesh Mesh::make(std::vector<std::pair<std::string, int>> axes) {
@@ -63,12 +65,12 @@ int Mesh::device_at(int position) const {
                                " is out of range [0, " + std::to_string(size()) + ") of " +
                                to_string());
   }
-  return device_ids_[position];
+  return data_->device_ids[position];
 }
 
 std::optional<int> Mesh::find_position(int device_id) const {
-  auto it = position_of_.find(device_id);
-  if (it == position_of_.end()) return std::nullopt;
+  auto it = data_->position_of.find(device_id);
+  if (it == data_->position_of.end()) return std::nullopt;
   return it->second;
 }
 
@@ -78,13 +80,13 @@ int Mesh::position_of(int device_id) const {
 }
 
 std::vector<int> Mesh::coords_of_device(int device_id) const {
-  return shape_.coords(position_of(device_id));
+  return data_->shape.coords(position_of(device_id));
 }
 
 std::string Mesh::to_string() const {
-  std::string out = "Mesh(" + shape_.axes_to_string();
-  if (!std::ranges::equal(device_ids_, std::views::iota(0, size()))) {
-    out += "; devices=" + format_ints(std::span<const int>(device_ids_));
+  std::string out = "Mesh(" + data_->shape.axes_to_string();
+  if (!std::ranges::equal(data_->device_ids, std::views::iota(0, size()))) {
+    out += "; devices=" + format_ints(std::span<const int>(data_->device_ids));
   }
   return out + ")";
 }

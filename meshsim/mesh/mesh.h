@@ -2,7 +2,10 @@
 // Mesh: an AbstractMesh plus the runtime device id placed at each mesh
 // position. Two meshes of the same shape on different devices (e.g. devices
 // 0-3 and 4-7) share every shape-only plan; only the id lookup differs.
+// Immutable: copies share one table of the devices (a copy costs a reference
+// count, whatever the mesh's size).
 
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -25,16 +28,16 @@ class Mesh {
   // device_ids[p] is the device at mesh position p. Throws MeshError on a
   // wrong count, a negative id, a repeated id or more than kMaxDevices.
   Mesh(AbstractMesh shape, std::vector<int> device_ids);
-  // Copied, also where moved from: a moved-from mesh would keep its size
-  // with no devices (a launch on it would wait for devices it never starts).
+  // Copied, also where moved from (a moved-from mesh would have no devices
+  // for its positions), which costs no more than a move.
   Mesh(const Mesh&) = default;
   Mesh& operator=(const Mesh&) = default;
   // Mesh(AbstractMesh(axes)).
   static Mesh make(std::vector<std::pair<std::string, int>> axes);
 
-  const AbstractMesh& abstract_mesh() const { return shape_; }
-  const std::vector<int>& device_ids() const { return device_ids_; }
-  int size() const { return shape_.size(); }
+  const AbstractMesh& abstract_mesh() const { return data_->shape; }
+  const std::vector<int>& device_ids() const { return data_->device_ids; }
+  int size() const { return data_->shape.size(); }
 
   // InvalidArgumentError unless 0 <= position < size().
   int device_at(int position) const;
@@ -48,13 +51,17 @@ class Mesh {
   std::string to_string() const;
 
   bool operator==(const Mesh& other) const {
-    return shape_ == other.shape_ && device_ids_ == other.device_ids_;
+    return data_ == other.data_ ||
+           (data_->shape == other.data_->shape && data_->device_ids == other.data_->device_ids);
   }
 
  private:
-  AbstractMesh shape_;
-  std::vector<int> device_ids_;
-  std::unordered_map<int, int> position_of_;  // device id -> mesh position
+  struct Data {
+    AbstractMesh shape;
+    std::vector<int> device_ids;
+    std::unordered_map<int, int> position_of;  // device id -> mesh position
+  };
+  std::shared_ptr<const Data> data_;  // never null
 };
 
 inline std::ostream& operator<<(std::ostream& os, const Mesh& mesh) {
