@@ -9,6 +9,7 @@
 #include <barrier>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <thread>
@@ -123,7 +124,8 @@ struct MeetingFloor {
   ExecutionMode execution = ExecutionMode::kThreads;
   int fiber_workers = 0;
   double yield_barrier_us = 0;
-  double std_barrier_us = 0;
+  // Threads only: a std::barrier would block a fiber worker (unset on fibers).
+  std::optional<double> std_barrier_us;
 };
 MeetingFloor measure_meeting_floor(Runtime& runtime, const Mesh& mesh);
 

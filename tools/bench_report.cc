@@ -81,7 +81,8 @@ std::vector<std::string> header_lines(const ReportHeader& h) {
                         h.meeting.threads, h.meeting.yield_barrier_us)
           : fmt::format("# meeting floor: {} threads, yield barrier {:.2f} us, std::barrier "
                         "{:.2f} us per episode",
-                        h.meeting.threads, h.meeting.yield_barrier_us, h.meeting.std_barrier_us),
+                        h.meeting.threads, h.meeting.yield_barrier_us,
+                        h.meeting.std_barrier_us.value_or(0)),
   };
 }
 
@@ -315,7 +316,9 @@ class JsonWriter : public ReportWriter {
         {"meeting_floor",
          {{"threads", h.meeting.threads},
           {"yield_barrier_us", h.meeting.yield_barrier_us},
-          {"std_barrier_us", h.meeting.std_barrier_us}}},
+          // null on fibers, where it is not measured (not a time of 0)
+          {"std_barrier_us",
+           h.meeting.std_barrier_us ? Json(*h.meeting.std_barrier_us) : Json(nullptr)}}},
     };
     out_ << "{\n";
     for (const auto& [key, value] : header.items()) {
