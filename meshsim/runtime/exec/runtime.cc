@@ -48,6 +48,10 @@ size_t hash_mesh(const Mesh& mesh) {
   return h;
 }
 
+// Past a century a launch timeout is none that matters, and deadlines must
+// not overflow the clock.
+constexpr auto kLongestTimeout = std::chrono::milliseconds(std::chrono::hours(24 * 365 * 100));
+
 // Owns a launch's devices from construction to destruction. Claims them in
 // increasing agent id order, so two launches that overlap wait for each other
 // instead of deadlocking.
@@ -57,10 +61,14 @@ class DeviceClaim {
   // thread). Its wait for a device another launch holds ends with
   // CancelledError once the caller's own launch failed or timed out, and
   // with DeadlockError when it is the wait that gives up on a cycle of such
-  // waits (ClaimWaits, of any runtimes). A host thread waits as
-  // long as it takes. Whatever ends a claim early lets go of what it took.
-  DeviceClaim(const std::vector<DeviceState*>& devices, const Launch& launch, DeviceState* caller)
-      : sorted_(devices) {
+  // waits (ClaimWaits, of any runtimes). A host thread waits up to
+  // `timeout` (none when zero) for each device, then throws TimeoutError: a
+  // cycle through a thread the host's code waits for (a body that joins a
+  // thread launching on its own devices) cannot be seen, only timed out.
+  // Whatever ends a claim early lets go of what it took.
+  DeviceClaim(const std::vector<DeviceState*>& devices, const Launch& launch, DeviceState* caller,
+              std::chrono::milliseconds timeout)
+      : sorted_(devices), timeout_(timeout) {
     std::sort(sorted_.begin(), sorted_.end(),
               [](const DeviceState* a, const DeviceState* b) { return a->agent < b->agent; });
     for (size_t i = 0; i < sorted_.size(); ++i) {
@@ -93,7 +101,7 @@ class DeviceClaim {
       }
       if (!wait) wait.emplace(caller, launch, *device);
       if (caller == nullptr) {
-        device->owner.wait(owner, std::memory_order_relaxed);
+        wait_as_host(*device, owner, seen, launch);
         continue;
       }
       // Checked on every turn (other launches may keep taking the device).
@@ -124,6 +132,27 @@ class DeviceClaim {
     }
   }
 
+  // A host thread's wait for `device`, which `owner` held when it looked
+  // (`seen`: the device's release count then).
+  void wait_as_host(const DeviceState& device, const Launch* owner, uint32_t seen,
+                    const Launch& launch) {
+    if (timeout_.count() <= 0) {
+      device.owner.wait(owner, std::memory_order_relaxed);
+      return;
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (!host_deadline_) host_deadline_ = now + timeout_;
+    if (now >= *host_deadline_) {
+      // Not naming the holder: it may end and be freed meanwhile.
+      throw TimeoutError("launch on " + device.runtime.describe(launch.mesh().mesh()) +
+                         " timed out after " + std::to_string(timeout_.count()) +
+                         " ms waiting for " + device.name() +
+                         ", which another launch holds (RuntimeOptions::launch_timeout)");
+    }
+    Waiter parked;
+    parked.wait_change_until(device.unclaimed, seen, *host_deadline_);
+  }
+
   // Lets go of the first `count` devices.
   void release(size_t count) {
     for (size_t i = 0; i < count; ++i) {
@@ -134,6 +163,9 @@ class DeviceClaim {
   }
 
   std::vector<DeviceState*> sorted_;
+  std::chrono::milliseconds timeout_;
+  // A host thread's: when its wait for the devices ends.
+  std::optional<std::chrono::steady_clock::time_point> host_deadline_;
 };
 
 // Marks a LaunchRecord (none: null) as filled by a running launch for as long
@@ -636,7 +668,8 @@ void RuntimeImpl::run(const Mesh& mesh_arg, const std::function<void(DeviceConte
   }
   std::string unreceived;
   {
-    const DeviceClaim claim(launch->devices(), *launch, current_device());
+    const DeviceClaim claim(launch->devices(), *launch, current_device(),
+                            std::min(options_.launch_timeout, kLongestTimeout));
     launch->start(fibers_.get(), fibers, here ? &*here : nullptr);
     bool own_core = false;
     if (here) {
@@ -701,10 +734,7 @@ void RuntimeImpl::wait_for(Launch& launch, bool own_core) noexcept {
   Waiter host;
   host.set_policy({.spin_ns = own_core ? 10'000 : 0, .yield_ns = 20'000});
   const uint32_t initial = launch.done_initial();
-  // Past a century a timeout is none that matters, and the deadlines below
-  // must not overflow the clock.
-  constexpr auto kLongest = std::chrono::milliseconds(std::chrono::hours(24 * 365 * 100));
-  const auto timeout = std::min(options_.launch_timeout, kLongest);
+  const auto timeout = std::min(options_.launch_timeout, kLongestTimeout);
   if (timeout.count() <= 0) {
     host.wait_change(launch.done(), initial);
     return;

@@ -115,7 +115,9 @@ struct RuntimeOptions {
   // InvalidArgumentError.
   std::optional<WaitPolicy> wait_policy;
   // A launch still running after this long fails with a TimeoutError that says
-  // where every device is; zero turns the timeout off. A warning with the same
+  // where every device is; zero turns the timeout off. A launch from a host
+  // thread that waits this long for a device another launch holds fails
+  // with a TimeoutError naming the device. A warning with the same
   // report is logged at `warn_fraction` of it (in (0, 1], else the Runtime
   // throws InvalidArgumentError). Waits inside meshsim are cancelled at the
   // timeout, and so is a device's next yield() or kernel call; a device busy

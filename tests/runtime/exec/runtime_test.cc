@@ -323,6 +323,37 @@ TEST(RuntimeTimeoutTest, ReportsADeviceInsideALaunchFromItsBody) {
   }
 }
 
+// A body that joins a thread of its own whose launch wants the body's own
+// devices: a cycle through user code nothing can see. The thread's launch
+// waits for the devices no longer than the launch timeout, so its
+// TimeoutError ends the thread, the body and then the timed-out launch.
+TEST(RuntimeTimeoutTest, AHostLaunchWaitsForHeldDevicesNoLongerThanTheTimeout) {
+  Runtime rt(2, {.launch_timeout = std::chrono::milliseconds(100)});
+  const Mesh mesh = Mesh::make({{"x", 2}});
+  std::string inner;
+  EXPECT_ERROR(rt.launch(mesh,
+                         [&](DeviceContext& ctx) {
+                           if (ctx.position() != 0) return;
+                           std::thread helper([&] {
+                             try {
+                               rt.launch(mesh, [](DeviceContext&) {});
+                             } catch (const TimeoutError& e) {
+                               inner = e.what();
+                             }
+                           });
+                           helper.join();
+                         }),
+               TimeoutError, "launch on Mesh(x=2) timed out after 100 ms:");
+  EXPECT_EQ(inner, "launch on Mesh(x=2) timed out after 100 ms waiting for device 0, which "
+                   "another launch holds (RuntimeOptions::launch_timeout)");
+  // Both let their devices go: the runtime runs the next launch.
+  int ran = 0;
+  rt.launch(mesh, [&](DeviceContext& ctx) {
+    if (ctx.position() == 0) ++ran;
+  });
+  EXPECT_EQ(ran, 1);
+}
+
 // A device that polls with yield() instead of waiting in meshsim: the
 // timeout (or a peer's failure, below) cancels it at its next yield, so the
 // launch ends instead of logging forever.
