@@ -112,9 +112,9 @@ void BM_PsumLatency(benchmark::State& state) {
   const cli::MeetingFloor floor = cli::measure_meeting_floor(rt, mesh);
   state.counters["floor_us"] = floor.yield_barrier_us;
   state.counters["vs_floor"] = psum_us / floor.yield_barrier_us;
-  if (floor.std_barrier_us > 0) {  // not measured on fibers (MESHSIM_EXEC=fibers)
-    state.counters["std_barrier_us"] = floor.std_barrier_us;
-    state.counters["vs_std_barrier"] = psum_us / floor.std_barrier_us;
+  if (floor.std_barrier_us) {  // not measured on fibers (MESHSIM_EXEC=fibers)
+    state.counters["std_barrier_us"] = *floor.std_barrier_us;
+    state.counters["vs_std_barrier"] = psum_us / *floor.std_barrier_us;
   }
 }
 

@@ -213,8 +213,9 @@ MeetingFloor measure_meeting_floor(Runtime& runtime, const Mesh& mesh) {
           .execution = runtime.execution(),
           .fiber_workers = runtime.fiber_workers(),
           .yield_barrier_us = median_episode_us<YieldBarrier>(runtime, mesh),
-          .std_barrier_us = fibers ? std::nullopt
-                                   : std::optional(median_episode_us<std::barrier<>>(runtime, mesh))};
+          .std_barrier_us =
+              fibers ? std::nullopt
+                     : std::optional(median_episode_us<std::barrier<>>(runtime, mesh))};
 }
 
 }  // namespace meshsim::cli

@@ -68,9 +68,8 @@ class Pending {
   }
 
   // The collective's result. RuntimeUsageError on a second call (or on a
-  // moved-from handle), and, when
-  // the launch keeps virtual time, after that launch ended or from anywhere
-  // but the device's own body.
+  // moved-from handle), and, when the launch keeps virtual time, after that
+  // launch ended or from anywhere but the device's own body.
   Array done();
   bool is_done() const { return !result_.has_value(); }
 

@@ -29,7 +29,7 @@ class Mesh {
   // wrong count, a negative id, a repeated id or more than kMaxDevices.
   Mesh(AbstractMesh shape, std::vector<int> device_ids);
   // Copied, also where moved from (a moved-from mesh would have no devices
-  // for its positions), which costs no more than a move.
+  // for its positions): either costs a reference count.
   Mesh(const Mesh&) = default;
   Mesh& operator=(const Mesh&) = default;
   // Mesh(AbstractMesh(axes)).

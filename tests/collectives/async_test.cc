@@ -114,7 +114,8 @@ TEST(AsyncTest, DoneOnAMovedFromHandleIsAnError) {
                            Pending moved = std::move(h);
                            EXPECT_TRUE(h.is_done());  // NOLINT(bugprone-use-after-move)
                            EXPECT_FALSE(moved.is_done());
-                           Pending assigned = psum_start(ctx, Array::zeros({1}, DType::kInt32), "x");
+                           Pending assigned =
+                               psum_start(ctx, Array::zeros({1}, DType::kInt32), "x");
                            assigned = std::move(moved);
                            EXPECT_EQ(assigned.done().span<int32_t>()[1], 6);
                            h.done();  // NOLINT(bugprone-use-after-move)

@@ -10,8 +10,6 @@
 #include <array>
 #include <atomic>
 #include <chrono>
-#include <cstdlib>
-#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>

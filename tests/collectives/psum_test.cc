@@ -155,6 +155,20 @@ TEST(ReduceIntoTest, KnownAnswers) {
   EXPECT_EQ(static_cast<float>(r[0]), 258.f);
 }
 
+// A moved-from Array is a scalar zero of its dtype, so its psum is a scalar
+// zero on every member (the device used to read its old element count from
+// null storage).
+TEST(PsumTest, OfAMovedFromArrayIsAScalarZero) {
+  Runtime rt(4);
+  std::vector<Array> sums(4);
+  rt.launch(Mesh::make({{"x", 4}}), [&](DeviceContext& ctx) {
+    Array x = Array::full({3}, DType::kInt32, ctx.position() + 1);
+    const Array kept = std::move(x);
+    sums[ctx.position()] = psum(ctx, x, "x");  // NOLINT(bugprone-use-after-move): the point
+  });
+  for (const Array& sum : sums) EXPECT_TRUE(array_equal(sum, Array::scalar(int32_t{0})));
+}
+
 TEST(PsumTest, SameBitsOnEveryMemberAndEveryRun) {
   Runtime rt(8);
   const Mesh mesh = Mesh::make({{"x", 8}});

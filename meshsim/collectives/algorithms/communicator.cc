@@ -9,7 +9,7 @@
 #include "meshsim/collectives/internal/meeting.h"
 #include "meshsim/collectives/internal/reduction.h"
 #include "meshsim/mesh/error.h"
-#include "meshsim/runtime/array/array.h"
+#include "meshsim/runtime/array/internal/allocation_limit.h"
 #include "meshsim/runtime/exec/errors.h"
 #include "meshsim/runtime/exec/internal/device_hooks.h"
 
@@ -53,23 +53,22 @@ bool CallMemory::vouched(const void* data, size_t bytes) const {
 
 namespace {
 
-// A block of `bytes`; std::bad_alloc above Array::kMaxBytes (no larger block
-// could exist, and sanitizers' allocators abort on such requests).
-std::unique_ptr<std::byte[]> allocate_block(size_t bytes) {
-  if (bytes > static_cast<size_t>(Array::kMaxBytes)) throw std::bad_alloc();
+// A block of `bytes` for the call; std::bad_alloc above kMaxAllocationBytes.
+std::unique_ptr<std::byte[]> call_block(size_t bytes) {
+  if (bytes > kMaxAllocationBytes) throw std::bad_alloc();
   return std::make_unique_for_overwrite<std::byte[]>(bytes);
 }
 
 }  // namespace
 
 std::byte* CallMemory::scratch(size_t bytes) {
-  std::byte* block = blocks_.emplace_back(allocate_block(bytes)).get();
+  std::byte* block = blocks_.emplace_back(call_block(bytes)).get();
   vouch(block, bytes);
   return block;
 }
 
 const std::byte* CallMemory::copy(const void* data, size_t bytes) {
-  std::byte* block = blocks_.emplace_back(allocate_block(bytes)).get();
+  std::byte* block = blocks_.emplace_back(call_block(bytes)).get();
   std::memcpy(block, data, bytes);
   return block;
 }
@@ -364,7 +363,7 @@ Communicator::Concurrent::Concurrent(CommunicatorState& state) : state_(state) {
 
 Communicator::Concurrent::~Concurrent() { --DeviceHooks::clock(*state_.ctx).concurrent; }
 
-Communicator::Concurrent Communicator::concurrent() { return Concurrent(*state_); }
+Communicator::Concurrent Communicator::concurrent() { return Concurrent(live()); }
 
 void Communicator::barrier() {
   // Priced like the barrier collective: a zero-byte message from every member.
@@ -387,7 +386,7 @@ Communicator Communicator::subgroup(AxisNames sub) {
                                  "' is not one of the group's axes " + AxisNames(axes()).to_string()));
     }
   }
-  auto state = std::make_unique<CommunicatorState>(*state_);
+  auto state = std::make_unique<CommunicatorState>(live());
   state->group = DeviceHooks::group(*live().ctx, sub);
   state->pending = live().pending;
   state->is_subgroup = true;

@@ -198,6 +198,7 @@ const AlgorithmInfo* AlgorithmRegistry::find(Collective collective, std::string_
 std::vector<const AlgorithmInfo*> AlgorithmRegistry::applicable(const CallShape& shape) const {
   // The user's checks run outside the lock (they may call back into the
   // registry); an AlgorithmInfo never changes or moves once added.
+  checked(shape.collective, "AlgorithmRegistry::applicable");
   std::vector<const AlgorithmInfo*> out;
   for (const AlgorithmInfo* info : list(shape.collective)) {
     if (!unmet_precondition(info->preconditions, shape).empty()) continue;

@@ -110,8 +110,10 @@ class AlgorithmRegistry {
   void set_cost_model(const CostModel& model);
   CostModel cost_model() const;
 
-  // Every function taking a Collective (add_rule's included) raises
-  // InvalidArgumentError for a value outside the enum.
+  // Every function of the registry taking a Collective (an AlgorithmRule's or a
+  // CallShape's included) raises InvalidArgumentError for a value outside
+  // the enum.
+
   // The algorithms of `collective` in registration order (built-ins first).
   std::vector<const AlgorithmInfo*> list(Collective collective) const;
   const AlgorithmInfo* find(Collective collective, std::string_view name) const;

@@ -12,6 +12,7 @@
 #include <tbb/scalable_allocator.h>
 
 #include "meshsim/mesh/error.h"
+#include "meshsim/runtime/array/internal/allocation_limit.h"
 #include "meshsim/runtime/array/internal/allocator_settings.h"
 
 namespace meshsim {
@@ -193,13 +194,13 @@ constexpr size_t kStorageAlignment = 64;
 // Sanitizer builds use the system allocator: ThreadSanitizer and
 // AddressSanitizer intercept malloc / free, not tbbmalloc, so they would miss
 // use-after-free and report reuse of a block by another thread as a race.
-// Their allocators abort instead of returning null above 1 TiB (their
-// max_allocation_size), so larger requests fail here as they would in
-// tbbmalloc on a machine without that much memory.
+// Their allocators abort instead of returning null above 1 TiB, so larger
+// requests fail here (kMaxAllocationBytes) as they would in tbbmalloc on a
+// machine without that much memory.
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
 void* allocate_block(size_t nbytes) {
   constexpr size_t kAlign = kStorageAlignment;
-  if (nbytes > (size_t{1} << 40)) return nullptr;
+  if (nbytes > kMaxAllocationBytes) return nullptr;
   return std::aligned_alloc(kAlign, (nbytes + 2 * kAlign - 1) / kAlign * kAlign);
 }
 void free_block(void* block) { std::free(block); }
@@ -224,7 +225,7 @@ Array::Storage::Storage(size_t nbytes) {
 // Relaxed, as in std::shared_ptr: a new owner is made from an existing one,
 // which keeps the block alive meanwhile.
 Array::Storage::Storage(const Storage& other) noexcept : block_(other.block_) {
-  if (block_ && block_ != &zero_.header) block_->owners.fetch_add(1, std::memory_order_relaxed);
+  if (block_ && !is_zero()) block_->owners.fetch_add(1, std::memory_order_relaxed);
 }
 
 // Release publishes this owner's accesses to the next owner that finds itself
@@ -233,7 +234,7 @@ Array::Storage::Storage(const Storage& other) noexcept : block_(other.block_) {
 // else holds the block, so nobody can copy it meanwhile (most results die
 // unshared).
 Array::Storage::~Storage() {
-  if (!block_ || block_ == &zero_.header) return;
+  if (!block_ || is_zero()) return;
   if (block_->owners.load(std::memory_order_acquire) == 1 ||
       block_->owners.fetch_sub(1, std::memory_order_acq_rel) == 1) {
     block_->~Block();

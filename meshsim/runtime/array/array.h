@@ -173,8 +173,11 @@ class Array {
   // rounds to nearest (float64 -> 16-bit floats via float32). The same dtype
   // returns a copy sharing storage.
   Array astype(DType dtype) const;
+  // False for arrays without storage of their own (none, or a moved-from
+  // array's shared zero).
   bool shares_storage_with(const Array& other) const {
-    return storage_.data() != nullptr && storage_.data() == other.storage_.data();
+    return storage_.data() != nullptr && storage_.data() == other.storage_.data() &&
+           !storage_.is_zero();
   }
 
   // numpy-like, e.g. "[[0 1 2]\n [3 4 5]] dtype=int32 shape=(2, 3)". Arrays of
@@ -215,6 +218,7 @@ class Array {
     }
     // True also for no storage: there is nothing to share.
     bool unique() const;
+    bool is_zero() const { return block_ == &zero_.header; }
 
    private:
     struct Block {

@@ -21,8 +21,9 @@ class AxisNames {
   AxisNames(std::initializer_list<std::string_view> names) { assign(names); }  // NOLINT
   AxisNames(const std::vector<std::string>& names) { assign(names); }  // NOLINT
   AxisNames(std::span<const std::string> names) { assign(names); }  // NOLINT
-  // Copied, also where moved from (the names are views: a copy is cheap); a
-  // moved-from list would keep its count over an emptied heap part.
+  // Copied, also where moved from (the names are views: up to four, a copy
+  // allocates nothing); a moved-from list would keep its count over an
+  // emptied heap part.
   AxisNames(const AxisNames&) = default;
   AxisNames& operator=(const AxisNames&) = default;
 

@@ -93,6 +93,8 @@ class ShardMapPlan {
   // argument lives on a mesh of the plan's shape.
   std::vector<ShardedArray> operator()(ArgSpan<ShardedArray> args) const;
 
+  // A moved-from plan raises InvalidArgumentError from every member (copies
+  // share the plan: a copy of it, too).
   PlanStats stats() const;
   const AbstractMesh& abstract_mesh() const;
   // The concrete mesh of a plan built for one; nullopt for an AbstractMesh plan.

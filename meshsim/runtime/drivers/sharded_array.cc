@@ -20,7 +20,8 @@ ShardedArray::ShardedArray(std::shared_ptr<const NamedSharding> sharding,
 
 const ShardedArray::State& ShardedArray::state() const {
   if (!state_) {
-    throw InvalidArgumentError("ShardedArray: used a default-constructed or moved-from ShardedArray");
+    throw InvalidArgumentError(
+        "ShardedArray: used a default-constructed or moved-from ShardedArray");
   }
   return *state_;
 }

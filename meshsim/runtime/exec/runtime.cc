@@ -410,12 +410,14 @@ RuntimeImpl::~RuntimeImpl() {
       // On the word, not a condition variable: the body of a device of
       // another runtime may run this, and as a fiber it must not block its
       // worker, which may have to run the fibers those launches wait for.
+      // The word advances under the lock, so no wake-up is lost; the wait
+      // takes a deadline, and a far one costs nothing.
       while (launches_in_flight_ > 0) {
         const uint32_t seen = launches_ended_.load();
         lock.unlock();
         Waiter parked;
         parked.wait_change_until(launches_ended_, seen,
-                                 std::chrono::steady_clock::now() + std::chrono::seconds(1));
+                                 std::chrono::steady_clock::now() + std::chrono::hours(1));
         lock.lock();
       }
     }

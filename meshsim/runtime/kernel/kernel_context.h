@@ -81,9 +81,9 @@ class AsyncCopy {
 
  private:
   friend class KernelContext;
-  AsyncCopy(KernelContext& kernel, uint64_t generation, BufferRef src, BufferRef dst,
+  AsyncCopy(KernelContext& kernel, uint64_t generation, const BufferRef& src, const BufferRef& dst,
             DmaSemaphore send, DmaSemaphore recv, int target)
-      : kernel_(&kernel), generation_(generation), src_(std::move(src)), dst_(std::move(dst)),
+      : kernel_(&kernel), generation_(generation), src_(src), dst_(dst),
         send_(send), recv_(recv), target_(target) {}
   KernelContext* kernel_;
   uint64_t generation_;  // the kernel it was made in (KernelContext::generation_)

@@ -58,8 +58,8 @@ class ExternalClock {
   // Calls `fn` at now() + delay (delay >= 0).
   virtual void schedule(double delay, std::function<void()> fn) = 0;
   // The sender's side of `message`; `on_sent` when its buffer is free
-  // (meshsim times nothing by it: a simulator may never call it, but not
-  // twice, nor where the errors above say a callback must not run).
+  // (meshsim times nothing by it: a simulator may call it at once inside
+  // send(), or never, but not twice, outside run() or after it returned).
   virtual void send(const ExternalMessage& message, std::function<void()> on_sent) = 0;
   // The receiver's side; `on_received` when all of it has arrived.
   virtual void recv(const ExternalMessage& message, std::function<void()> on_received) = 0;

@@ -1290,7 +1290,10 @@ TEST(AdversarialCommunicatorTest, AMovedFromCommunicatorIsAnError) {
                           Communicator sub = comm.subgroup(comm.axes()[0]);
                           const Communicator kept(std::move(sub));
                           EXPECT_EQ(kept.size(), 2);
-                          (void)sub.rank();  // NOLINT(bugprone-use-after-move): the point
+                          // NOLINTNEXTLINE(bugprone-use-after-move): the point
+                          EXPECT_ERROR((void)sub.concurrent(), RuntimeUsageError,
+                                       "a Communicator used after it was moved from");
+                          (void)sub.rank();  // NOLINT(bugprone-use-after-move)
                         }),
                RuntimeUsageError, "a Communicator used after it was moved from");
 }

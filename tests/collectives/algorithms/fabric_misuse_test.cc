@@ -426,7 +426,7 @@ TEST(RegistryRulesTest, ACollectiveOutsideTheEnumIsAnError) {
                InvalidArgumentError, "set_tunable: -1 is not a Collective");
   CallShape shape;
   shape.collective = bad;
-  EXPECT_ERROR(registry.applicable(shape), InvalidArgumentError, "list: 42");
+  EXPECT_ERROR(registry.applicable(shape), InvalidArgumentError, "applicable: 42");
 }
 
 // A user algorithm for powers of two only, and one whose check wants an even

@@ -7,7 +7,6 @@
 
 #include <cstdint>
 #include <cstdlib>
-#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -16,6 +15,7 @@
 #include "meshsim/runtime/exec/runtime.h"
 #include "meshsim/runtime/kernel/run_kernel.h"
 #include "support/expect_error.h"
+#include "support/scoped_env.h"
 
 namespace meshsim::copy_mode_test {
 namespace {
@@ -206,33 +206,11 @@ TEST(CopyModeTest, RandomOrderIsFixedByTheSeed) {
   EXPECT_EQ(outcomes, (std::set<int32_t>{1, 2}));  // both orders occur
 }
 
-// Sets an environment variable for its lifetime, then restores it (a suite
-// may be run with MESHSIM_KERNEL_COPIES set: the tests after this one must
-// still see it).
-class ScopedEnv {
- public:
-  explicit ScopedEnv(const char* name) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      setenv(name_, old_->c_str(), 1);
-    } else {
-      unsetenv(name_);
-    }
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
-
 TEST(CopyModeTest, TheEnvironmentChoosesTheDefault) {
-  const ScopedEnv copies("MESHSIM_KERNEL_COPIES"), races("MESHSIM_KERNEL_RACES");
-  ASSERT_EQ(setenv("MESHSIM_KERNEL_COPIES", "random:123", 1), 0);
-  ASSERT_EQ(setenv("MESHSIM_KERNEL_RACES", "1", 1), 0);
+  // Restored after (a suite may be run with MESHSIM_KERNEL_COPIES set: the
+  // tests after this one must still see it).
+  const testing_support::ScopedEnv copies("MESHSIM_KERNEL_COPIES", "random:123");
+  const testing_support::ScopedEnv races("MESHSIM_KERNEL_RACES", "1");
   const KernelSpec spec;
   EXPECT_EQ(spec.copy_mode(), CopyMode::kRandom);
   EXPECT_EQ(spec.copy_seed(), 123u);

@@ -19,7 +19,8 @@
 // first) the whole graph is searched; in each stuck set the waiting device
 // body with the smallest agent id (the device id, for a device of one core)
 // is chosen (then the smallest address: bodies of several runtimes may share
-// an agent id), and one chosen by two searches in a row gives up with a
+// an agent id, and which of them is chosen is not fixed from run to run),
+// and one chosen by two searches in a row gives up with a
 // DeadlockError naming a cycle through it: its launch fails unless the body
 // catches the error, and lets its devices go. One member per stuck set, so
 // each set is broken once; a host thread's claim is part of the graph but

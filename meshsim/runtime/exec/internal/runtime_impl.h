@@ -129,9 +129,10 @@ class RuntimeImpl {
   const ExecutionMode execution_;
   const int max_devices_;
   std::shared_ptr<spdlog::logger> logger_;
-  // launch() calls in progress: the destructor waits for them. A mutex, not
-  // an atomic wait: the last launch must not touch the Runtime after the
-  // destructor may have seen the count reach zero.
+  // launch() calls in progress: the destructor waits for them. Counted under
+  // a mutex, which the last launch holds until it no longer touches the
+  // Runtime: the destructor, woken by launches_ended_, sees the count reach
+  // zero only under that mutex.
   std::mutex in_flight_mu_;
   // Advanced (under in_flight_mu_) each time the last launch in flight ends.
   WaitWord launches_ended_;

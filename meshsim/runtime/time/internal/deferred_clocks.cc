@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <queue>
 #include <string>
 #include <tuple>
@@ -229,11 +230,14 @@ namespace {
 
 // Runs `body` for the callback `what` of message `tag` of the replay `weak`.
 // A callback after the replay ended, or outside run(), is a
-// RuntimeUsageError. The first error is recorded (a simulator might swallow
-// it; the replay rethrows it once run() returns) and thrown; once there is
-// one, callbacks do nothing.
+// RuntimeUsageError; so is one inside schedule(), send() or recv() unless
+// `inside_calls` (a send's callback: its buffer may be free at once). The
+// first error is recorded (a simulator might swallow it; the replay
+// rethrows it once run() returns) and thrown; once there is one, callbacks
+// do nothing.
 template <class Run, class Body>
-void in_callback(const std::weak_ptr<Run>& weak, const char* what, int64_t tag, Body body) {
+void in_callback(const std::weak_ptr<Run>& weak, const char* what, int64_t tag, Body body,
+                 bool inside_calls = false) {
   const std::shared_ptr<Run> run = weak.lock();
   auto where = [&] {
     return std::string("external clock: the ") + what + " of message tag " + std::to_string(tag);
@@ -243,7 +247,7 @@ void in_callback(const std::weak_ptr<Run>& weak, const char* what, int64_t tag, 
   }
   if (run->error != nullptr) return;
   try {
-    if (!run->running || run->in_call > 0) {
+    if (!run->running || (run->in_call > 0 && !inside_calls)) {
       throw RuntimeUsageError(where() + " ran outside run(), or inside schedule(), send() or recv()");
     }
     body(run);
@@ -251,6 +255,14 @@ void in_callback(const std::weak_ptr<Run>& weak, const char* what, int64_t tag, 
     run->error = std::current_exception();
     throw;
   }
+}
+
+// Marks `done[index]`; RuntimeUsageError if it was already: "the <which()>
+// ran twice".
+void mark_once(std::vector<uint8_t>& done, int64_t index,
+               const std::function<std::string()>& which) {
+  if (done[index]) throw RuntimeUsageError("external clock: the " + which() + " ran twice");
+  done[index] = 1;
 }
 
 }  // namespace
@@ -273,24 +285,23 @@ void DeferredClocks::schedule_issued(const std::shared_ptr<ExternalRun>& run) {
     const InCall in_schedule(run->in_call);
     run->clock.schedule(delay, [weak, receive] {
       in_callback(weak, "scheduled departure", receive, [&](const std::shared_ptr<ExternalRun>& run) {
-        if (run->departed[receive]) {
-          throw RuntimeUsageError("external clock: the scheduled departure of message tag " +
-                                  std::to_string(receive) + " ran twice");
-        }
-        run->departed[receive] = 1;
+        mark_once(run->departed, receive, [&] {
+          return "scheduled departure of message tag " + std::to_string(receive);
+        });
         const Transfer transfer = run->self->transfer_of(receive);
         const ExternalMessage message{transfer.source, transfer.destination, transfer.bytes,
                                       receive};
         const double sent_at = run->now();
         const InCall in_send(run->in_call);
         run->clock.send(message, [weak, receive] {
-          in_callback(weak, "send callback", receive, [&](const std::shared_ptr<ExternalRun>& run) {
-            if (run->sent[receive]) {
-              throw RuntimeUsageError("external clock: the send callback of message tag " +
-                                      std::to_string(receive) + " ran twice");
-            }
-            run->sent[receive] = 1;
-          });
+          in_callback(
+              weak, "send callback", receive,
+              [&](const std::shared_ptr<ExternalRun>& run) {
+                mark_once(run->sent, receive, [&] {
+                  return "send callback of message tag " + std::to_string(receive);
+                });
+              },
+              /*inside_calls=*/true);
         });
         run->clock.recv(message, [weak, receive, sent_at] {
           in_callback(weak, "receive callback", receive, [&](const std::shared_ptr<ExternalRun>& run) {
@@ -308,16 +319,14 @@ void DeferredClocks::deliver(const std::shared_ptr<ExternalRun>& run, int64_t re
   auto which = [&] {
     return describe(transfer) + " (message tag " + std::to_string(receive) + ")";
   };
-  if (run->delivered[receive]) {
-    throw RuntimeUsageError("external clock: the receive callback of " + which() + " ran twice");
-  }
+  // (Marked before the checks below: once one fails, callbacks do nothing.)
+  mark_once(run->delivered, receive, [&] { return "receive callback of " + which(); });
   const double now = run->now();
   if (now < sent_at) {
     throw InvalidArgumentError("external clock: " + which() + " arrived at " + seconds_text(now) +
                                " s of the simulator's time, before it was sent at " +
                                seconds_text(sent_at) + " s");
   }
-  run->delivered[receive] = 1;
   // The departure plus the time the simulator took, both differences of its
   // own times: a zero-cost delivery arrives at its departure exactly, however
   // far the simulator's clock is from 0.

@@ -1,0 +1,17 @@
+#pragma once
+// The largest block meshsim asks an allocator for. A larger request fails at
+// once (null / std::bad_alloc), as it would on any machine: no process holds
+// more than Array::kMaxBytes (2^47), and the sanitizers' allocators abort
+// instead of failing above 1 TiB (their max_allocation_size).
+
+#include <cstddef>
+
+namespace meshsim {
+
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+inline constexpr size_t kMaxAllocationBytes = size_t{1} << 40;
+#else
+inline constexpr size_t kMaxAllocationBytes = size_t{1} << 47;
+#endif
+
+}  // namespace meshsim
