@@ -58,6 +58,14 @@ int axis_index(const AbstractMesh& mesh, std::span<const std::string> axes, int 
   return combined_index(mesh, resolve_axes(mesh, axes), mesh.coords(position));
 }
 
+bool is_one_whole_group(const AxisIndexGroups& groups, int axis_size) {
+  if (groups.size() != 1 || groups[0].size() != static_cast<size_t>(axis_size)) return false;
+  for (int i = 0; i < axis_size; ++i) {
+    if (groups[0][i] != i) return false;
+  }
+  return true;
+}
+
 void validate_axis_index_groups(const AbstractMesh& mesh, std::span<const std::string> axes,
                                 const AxisIndexGroups& groups, bool require_equal_sizes) {
   const int n = axis_size(mesh, axes);

@@ -29,6 +29,11 @@ int axis_size(const AbstractMesh& mesh, std::span<const std::string> axes);
 // over ("j", "i") it is j*4+i. 0 for no axes.
 int axis_index(const AbstractMesh& mesh, std::span<const std::string> axes, int position);
 
+// Whether `groups` is one group listing every axis index 0 .. axis_size - 1
+// in order: the same groups and ranks as no axis_index_groups at all, as in
+// JAX (so the two spellings must meet).
+bool is_one_whole_group(const AxisIndexGroups& groups, int axis_size);
+
 // GroupError if a group is empty, an index is out of [0, axis_size), an index
 // appears twice or is missing, or (if require_equal_sizes, as JAX requires for
 // all_gather, psum_scatter, all_to_all) the groups differ in size.

@@ -211,6 +211,33 @@ TEST(PsumTest, MismatchedShapesNameBothDevices) {
                CollectiveMismatchError, "device 0 called psum(float32(1)) but device 3 called psum(float32(2))");
 }
 
+// One group of the whole axis, in order, is the grouping of none (JAX):
+// members spelling it either way meet. Two spellings that differ only in
+// another group each make a group set of their own; the members that
+// cannot meet are told so.
+TEST(PsumTest, OneWholeGroupIsNoGroupsAndOtherSpellingsAreNamed) {
+  Runtime rt(4);
+  const Mesh mesh = Mesh::make({{"x", 4}});
+  std::vector<int32_t> sums(4);
+  rt.launch(mesh, [&](DeviceContext& ctx) {
+    const AxisIndexGroups groups = ctx.position() == 0 ? AxisIndexGroups{{0, 1, 2, 3}}
+                                                       : AxisIndexGroups{};
+    const Array x = Array::full({1}, DType::kInt32, ctx.position() + 1);
+    sums[ctx.position()] = psum(ctx, x, "x", groups).at<int32_t>({0});
+  });
+  EXPECT_EQ(sums, std::vector<int32_t>(4, 10));
+  EXPECT_ERROR(rt.launch(mesh,
+                         [&](DeviceContext& ctx) {
+                           const AxisIndexGroups groups =
+                               ctx.position() == 1 ? AxisIndexGroups{{0, 1}, {3, 2}}
+                                                   : AxisIndexGroups{{0, 1}, {2, 3}};
+                           psum(ctx, Array::zeros({1}, DType::kInt32), "x", groups);
+                         }),
+               CollectiveMismatchError,
+               "(the same devices, grouped by different axis_index_groups that order them alike: "
+               "pass the same groups on every member).");
+}
+
 TEST(PsumTest, InvalidAxisAndGroupsAreErrorsOnTheDevice) {
   Runtime rt(4);
   const Mesh mesh = Mesh::make({{"x", 4}});

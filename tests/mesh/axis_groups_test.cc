@@ -17,6 +17,17 @@ using Groups = std::vector<std::vector<int>>;
 
 // Expects `stmt` to throw `Type` whose what() contains `needle`.
 
+// Only one group holding every index in order is the grouping of none.
+TEST(IsOneWholeGroupTest, OnlyTheIdentityList) {
+  EXPECT_TRUE(is_one_whole_group({{0, 1, 2, 3}}, 4));
+  EXPECT_TRUE(is_one_whole_group({{0}}, 1));
+  EXPECT_FALSE(is_one_whole_group({}, 4));
+  EXPECT_FALSE(is_one_whole_group({{0, 1, 3, 2}}, 4));  // other ranks
+  EXPECT_FALSE(is_one_whole_group({{0, 1, 2}}, 4));
+  EXPECT_FALSE(is_one_whole_group({{0, 1}, {2, 3}}, 4));
+  EXPECT_FALSE(is_one_whole_group({{0, 1, 2, 3}}, 0));  // an unknown axis
+}
+
 TEST(AxisSizeTest, ProductOfSizes) {
   const AbstractMesh mesh({{"a", 2}, {"b", 3}, {"c", 4}});
   EXPECT_EQ(axis_size(mesh, Names{}), 1);

@@ -115,9 +115,33 @@ Waiter& DeviceHooks::waiter(DeviceContext& ctx) {
   return ctx.device_.waiter;
 }
 
+namespace {
+
+// The product of the sizes of `axes` in `mesh`; 0 if one is not a mesh axis
+// (the group lookup reports it).
+int combined_size(const AbstractMesh& mesh, const AxisNames& axes) {
+  int size = 1;
+  for (std::string_view name : axes.names()) {
+    const std::optional<int> axis = mesh.find_axis(name);
+    if (!axis) return 0;
+    size *= mesh.axis_sizes()[*axis];
+  }
+  return size;
+}
+
+}  // namespace
+
 GroupRef DeviceHooks::group(DeviceContext& ctx, const AxisNames& axes,
-                           const AxisIndexGroups& index_groups) {
+                           const AxisIndexGroups& given_groups) {
   if (!ctx.usable()) ctx.throw_unusable("a collective over " + axes.to_string());
+  // One group of the whole axis is the grouping of none: one rendezvous.
+  static const AxisIndexGroups kNone;
+  const AxisIndexGroups& index_groups =
+      given_groups.size() == 1 &&
+              is_one_whole_group(given_groups,
+                                 combined_size(ctx.launch_->mesh().mesh().abstract_mesh(), axes))
+          ? kNone
+          : given_groups;
   DeviceState& device = ctx.device_;
   MeshState& mesh = ctx.launch_->mesh();
   DeviceState::CachedMesh* cached = device.last_mesh_id == mesh.id() ? device.last_mesh : nullptr;

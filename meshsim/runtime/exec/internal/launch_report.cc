@@ -166,9 +166,16 @@ std::optional<GroupMismatch> find_group_mismatch(std::span<const DeviceSnapshot>
                                           compress_ids(group->device_ids()) + "]"};
       };
       const auto [first, mine] = side(d.group);
-      return GroupMismatch{first, "collective mismatch: " + mine + " but " +
-                                      side(other.group).second +
-                                      "; neither group can ever meet."};
+      // Two spellings of one grouping: each is a group set of its own.
+      const bool alike = d.group->label() == other.group->label() &&
+                         std::ranges::equal(d.group->device_ids(), other.group->device_ids());
+      return GroupMismatch{
+          first, "collective mismatch: " + mine + " but " + side(other.group).second +
+                     "; neither group can ever meet" +
+                     (alike ? " (the same devices, grouped by different axis_index_groups that "
+                              "order them alike: pass the same groups on every member)"
+                            : "") +
+                     "."};
     }
   }
   return std::nullopt;
