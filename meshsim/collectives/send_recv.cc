@@ -34,6 +34,12 @@ Token psend(DeviceContext& ctx, const Array& x, AxisNames axes,
 
 Array precv(DeviceContext& ctx, Token /*after*/, Shape shape, DType dtype, AxisNames axes,
             ArgSpan<std::pair<int, int>> perm) {
+  try {
+    (void)num_elements(shape);  // the shape expected: checked even where nothing is sent
+  } catch (ShapeError& e) {
+    e.add_context("precv over " + axes.to_string());
+    throw;
+  }
   const GroupRef group = detail::group_for(ctx, axes, {}, "precv");
   OpScope scope(ctx, "precv", group, TraceKind::kTransfer);
   const int source =

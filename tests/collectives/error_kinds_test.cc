@@ -98,6 +98,10 @@ std::vector<Kind> kinds() {
           "DuplicateAxisInShardMap", [] { run_shard_map(P{}, P{"y", "y"}, f32({4})); },
           "shard_map output 0 (spec PartitionSpec('y', 'y')): axis 'y' is used twice"),
       kind<DuplicateAxisError, AxisError>(
+          "DuplicateAxisInBothSpecsNamesTheInput",
+          [] { run_shard_map(P{"y", "y"}, P{"y", "y"}, f32({4, 4})); },
+          "shard_map input 0 (spec PartitionSpec('y', 'y')): axis 'y' is used twice"),
+      kind<DuplicateAxisError, AxisError>(
           "DuplicateAxisInPsum",
           [] { on_x4([](DeviceContext& ctx) { psum(ctx, f32({1}), {"x", "x"}); }); },
           "psum over ('x', 'x'): axis 'x' is listed twice"),

@@ -188,6 +188,17 @@ TEST(SendRecvTest, ReceivingAnotherShapeIsAShapeError) {
                "(device 0) sent float32(2)");
 }
 
+// A negative dim in the shape expected is an error naming precv on every
+// device, also where nothing is sent (there, the zeros it would return).
+TEST(SendRecvTest, ANegativeExpectedDimNamesPrecv) {
+  Runtime rt(2);
+  EXPECT_ERROR(rt.launch(Mesh::make({{"x", 2}}),
+                         [&](DeviceContext& ctx) {
+                           precv(ctx, {}, {-2}, DType::kFloat32, "x", Pairs{{0, 1}});
+                         }),
+               ShapeError, "precv over 'x': negative dim in shape (-2)");
+}
+
 TEST(SendRecvTest, ReceivingAnotherDtypeIsADTypeError) {
   Runtime rt(2);
   const Pairs perm = {{0, 1}};

@@ -53,8 +53,12 @@ std::vector<Array> shard_map(Runtime& runtime, const Mesh& mesh, const ShardBody
                              std::span<const PartitionSpec> in_specs,
                              std::span<const PartitionSpec> out_specs,
                              std::span<const Array> inputs, ShardMapOptions options) {
-  // Catch an out_spec naming an unknown or repeated axis before running
-  // anything (its rank is checked against the outputs in assemble).
+  // Catch a spec naming an unknown or repeated axis before running anything,
+  // the inputs' first, as a plan does (an out_spec's rank is checked against
+  // the outputs in assemble).
+  for (size_t i = 0; i < in_specs.size(); ++i) {
+    validate_axes(mesh.abstract_mesh(), in_specs[i], argument_name("input", i, in_specs[i]));
+  }
   for (size_t i = 0; i < out_specs.size(); ++i) {
     validate_axes(mesh.abstract_mesh(), out_specs[i], argument_name("output", i, out_specs[i]));
   }
