@@ -46,6 +46,7 @@ AlgorithmRegistry::AlgorithmRegistry() : tables_(std::make_unique<RegistryTables
       tables_->environment_error = std::string("MESHSIM_ALGO: ") + e.what();
     }
   }
+  tables_->refresh_has_rules();
 }
 
 AlgorithmRegistry::~AlgorithmRegistry() = default;
@@ -125,12 +126,14 @@ void AlgorithmRegistry::add_rule(AlgorithmRule rule) {
     ParsedRule parsed{rule, "rule " + std::to_string(rules.size() + 1), {}};
     parsed.label = tables_->labels.emplace_back(parsed.text);
     rules.push_back(std::move(parsed));
+    tables_->refresh_has_rules();
   });
 }
 
 void AlgorithmRegistry::clear_rules() {
   mutate("AlgorithmRegistry::clear_rules", [&] {
     for (auto& rules : tables_->rules) rules.clear();
+    tables_->refresh_has_rules();
   });
 }
 
@@ -140,6 +143,7 @@ void AlgorithmRegistry::set_environment_rules(std::string_view spec) {
     for (auto& rules : parsed) tables_->label(rules);
     tables_->environment_rules = std::move(parsed);
     tables_->environment_error.clear();
+    tables_->refresh_has_rules();
   });
 }
 

@@ -63,11 +63,18 @@ struct RegistryTables {
   }
   const RegistryEntry* find(Collective c, std::string_view name) const;
   // Whether any rule could choose something other than direct (or the
-  // environment's rules are in error: the slow path raises it).
-  bool has_rules(Collective c) const {
-    return !environment_rules[static_cast<size_t>(c)].empty() ||
-           !rules[static_cast<size_t>(c)].empty() || !environment_error.empty();
+  // environment's rules are in error: the slow path raises it). One byte per
+  // call to read: refresh_has_rules() after every change of the rules.
+  bool has_rules(Collective c) const { return has_rules_[static_cast<size_t>(c)]; }
+  void refresh_has_rules() {
+    for (size_t c = 0; c < kCollectives; ++c) {
+      has_rules_[c] =
+          !environment_rules[c].empty() || !rules[c].empty() || !environment_error.empty();
+    }
   }
+
+ private:
+  std::array<bool, kCollectives> has_rules_{};
 };
 
 // The registry `runtime` owns, created on first use (thread-safe).
