@@ -177,6 +177,23 @@ TEST(PmapErrorTest, DeviceCountMustMatchTheMappedSize) {
                InvalidArgumentError, "pmap: mapped dimension has size 4 but 3 devices were given");
 }
 
+// Outputs that differ between devices name pmap and the shapes the bodies
+// returned (not shard_map, nor the stacked shapes it would build).
+TEST(PmapErrorTest, OutputsThatDifferNamePmapAndTheBodysShapes) {
+  Runtime rt(2);
+  const std::vector<Array> inputs = {Array::zeros({2, 3}, DType::kInt32)};
+  const auto ragged = [](DeviceContext& ctx, std::span<const Array> slices) {
+    return std::vector<Array>{Array::zeros({ctx.axis_index("i") + 1}, DType::kInt32)};
+  };
+  EXPECT_ERROR(pmap(rt, ragged, "i", inputs), ShapeError,
+               "pmap output 0: device 0 returned int32(1) but device 1 returned int32(2)");
+  const auto counts = [](DeviceContext& ctx, std::span<const Array> slices) {
+    return std::vector<Array>(ctx.axis_index("i") + 1, slices[0]);
+  };
+  EXPECT_ERROR(pmap(rt, counts, "i", inputs), InvalidArgumentError,
+               "pmap: device 1 returned 2 outputs but device 0 returned 1");
+}
+
 TEST(PmapErrorTest, SomeInputMustBeMapped) {
   Runtime rt(2);
   const std::vector<Array> inputs = {Array::zeros({2}, DType::kInt32)};

@@ -71,19 +71,24 @@ std::string differing_axes(const AbstractMesh& shape, int p, int q) {
 }  // namespace
 
 void check_outputs(const Mesh& mesh, size_t num_outputs,
-                   const std::vector<std::vector<Array>>& outputs) {
+                   const std::vector<std::vector<Array>>& outputs, const char* driver) {
   for (int p = 0; p < mesh.size(); ++p) {
     if (outputs[p].size() != num_outputs) {
-      throw InvalidArgumentError("shard_map: device " + std::to_string(mesh.device_at(p)) +
-                                 " returned " + std::to_string(outputs[p].size()) +
-                                 " outputs but there are " + std::to_string(num_outputs) +
-                                 " out_specs");
+      // pmap has no out_specs: the count is what the first device returned.
+      const std::string expected =
+          std::string_view(driver) == "pmap"
+              ? "device " + std::to_string(mesh.device_at(0)) + " returned " +
+                    std::to_string(num_outputs)
+              : "there are " + std::to_string(num_outputs) + " out_specs";
+      throw InvalidArgumentError(std::string(driver) + ": device " +
+                                 std::to_string(mesh.device_at(p)) + " returned " +
+                                 std::to_string(outputs[p].size()) + " outputs but " + expected);
     }
     for (size_t i = 0; i < num_outputs; ++i) {
       const Array& a = outputs[0][i];
       const Array& b = outputs[p][i];
       if (a.dtype() != b.dtype() || a.shape() != b.shape()) {
-        throw ShapeError("shard_map output " + std::to_string(i) + ": device " +
+        throw ShapeError(std::string(driver) + " output " + std::to_string(i) + ": device " +
                          std::to_string(mesh.device_at(0)) + " returned " +
                          std::string(dtype_name(a.dtype())) + shape_to_string(a.shape()) +
                          " but device " + std::to_string(mesh.device_at(p)) + " returned " +

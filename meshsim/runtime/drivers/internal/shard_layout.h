@@ -60,10 +60,12 @@ void validate_axes(const AbstractMesh& mesh, const PartitionSpec& spec,
                    const std::string& context);
 
 // InvalidArgumentError if a device returned other than num_outputs outputs,
-// ShapeError naming two devices whose output i differs in dtype or shape.
+// ShapeError naming two devices whose output i differs in dtype or shape,
+// each naming `driver` (the function the user called).
 // outputs[position][i].
 void check_outputs(const Mesh& mesh, size_t num_outputs,
-                   const std::vector<std::vector<Array>>& outputs);
+                   const std::vector<std::vector<Array>>& outputs,
+                   const char* driver = "shard_map");
 
 // "shard_map input 1 (spec PartitionSpec('x'))"
 std::string argument_name(const char* what, size_t index, const PartitionSpec& spec);
