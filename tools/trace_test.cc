@@ -176,6 +176,17 @@ TEST(TraceCommandTest, BadValuesNameTheOption) {
   EXPECT_ERROR(trace_args({"--out", "t.json", "--mesh", "1024", "--shard-bytes", "4",
                            "--layers", "1000"}),
                InvalidArgumentError, "--layers");
+  // Past ~430k events the trace's JSON alone would pass 4 GiB (an adversarial
+  // pass saw 13 GB and growing for these two).
+  EXPECT_ERROR(trace_args({"--out", "t.json", "--mesh", "64", "--shard-bytes", "4",
+                           "--layers", "1000"}),
+               InvalidArgumentError,
+               "with 64 devices the trace would have 8192000 events, ~10 KB of memory each");
+  EXPECT_ERROR(trace_args({"--out", "t.json", "--mesh", "a=2,b=2,c=2,d=2,e=2,f=2,g=2,h=2,i=2,j=2",
+                           "--shard-bytes", "4"}),
+               InvalidArgumentError, "over the 4 GiB this command allows");
+  EXPECT_NO_THROW(trace_args({"--out", "t.json", "--mesh", "64", "--shard-bytes", "4",
+                              "--layers", "30"}));
   EXPECT_ERROR(trace_args({"--out", "/tmp"}), InvalidArgumentError, "is a directory");
   EXPECT_ERROR(trace_args({"--out", ""}), InvalidArgumentError, "--out '': is empty");
   EXPECT_ERROR(trace_args({"--out", "t.json", "--mesh", "4097"}), InvalidArgumentError,

@@ -40,6 +40,17 @@ class Error : public std::exception {
       compose();
     }
   }
+  // Makes it an error of `device`, whose body it escaped from: one raised on
+  // another device (of a launch that body made, perhaps on another runtime,
+  // whose ids mean other devices) keeps that device in its message:
+  // "device 3: device 5 of another launch: ...".
+  void reattribute(int device) {
+    if (device_ && *device_ != device) {
+      message_ = "device " + std::to_string(*device_) + " of another launch: " + message_;
+      device_.reset();
+    }
+    set_device(device);
+  }
 
  private:
   void compose() {

@@ -470,6 +470,20 @@ TEST(ChromeTrace, WithoutVirtualTimeHasOnlyTheWallView) {
   for (const auto& e : doc.at("traceEvents")) EXPECT_EQ(e.at("pid"), 2);
 }
 
+// Axis names are the user's bytes: ones that are not UTF-8 become U+FFFD in
+// the JSON instead of failing the export (nlohmann's type_error escaped, and
+// the file had already been truncated).
+TEST(ChromeTrace, NamesThatAreNotUtf8AreReplaced) {
+  Runtime runtime(2);
+  const std::string axis = "caf\xc3";  // a cut multibyte character
+  const LaunchRecord record = traced(runtime, Mesh::make({{axis, 2}}), [&](DeviceContext& ctx) {
+    psum(ctx, Array::full({4}, DType::kFloat32, 1), axis);
+  });
+  const std::string text = chrome_trace_json(record);
+  EXPECT_NE(text.find("caf\xef\xbf\xbd"), std::string::npos);  // U+FFFD
+  EXPECT_TRUE(nlohmann::json::parse(text).is_object());
+}
+
 TEST(ChromeTrace, WritesAFileOrNamesThePath) {
   Runtime runtime(2);
   const LaunchRecord record = traced(runtime, Mesh::make({{"x", 2}}), [](DeviceContext& ctx) {

@@ -10,7 +10,8 @@
 // returns when all of them have finished. If any device throws, every wait of
 // the launch is cancelled, and the first error is rethrown here with its
 // device id (meshsim errors keep their type; other exceptions become a
-// DeviceError). A DeadlockError is thrown when every device is blocked inside
+// DeviceError; an error a body let escape from a launch it made is that
+// body's device's, with the inner device in its message). A DeadlockError is thrown when every device is blocked inside
 // meshsim, or a CollectiveMismatchError when those devices wait in one
 // collective over different groups; also by one body of a cycle of launches
 // from device bodies that wait for each other's devices (the one with the

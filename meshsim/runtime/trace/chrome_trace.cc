@@ -176,13 +176,17 @@ std::string chrome_trace_json(const LaunchRecord& record) {
   doc["otherData"] = {{"generator", "meshsim"},
                       {"events_dropped", record.events_dropped},
                       {"virtual_time", !record.end_times.empty()}};
-  return doc.dump();
+  // Names are the user's (axes, ops): bytes that are not UTF-8 become U+FFFD
+  // instead of failing the export.
+  return doc.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 void write_chrome_trace(const LaunchRecord& record, const std::string& path) {
+  // Built before the file is opened: a failure leaves an existing file as it was.
+  const std::string text = chrome_trace_json(record);
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) throw InvalidArgumentError("cannot write the trace to '" + path + "'");
-  out << chrome_trace_json(record);
+  out << text;
   out.close();
   if (!out) throw InvalidArgumentError("cannot write the trace to '" + path + "' (write failed)");
 }

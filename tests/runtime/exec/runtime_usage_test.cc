@@ -74,8 +74,11 @@ TEST(NestedLaunchTest, ThroughAnIntermediateLaunchIsAnError) {
                   });
                 }),
       RuntimeUsageError,
-      "device 2: launch on Mesh(x=2; devices=[1, 3]) from the body of device 2 would wait "
-      "forever: device(s) 1 belong to the launch on Mesh(x=2) that encloses this body's launch");
+      // Raised on device 2, in the launch device 0's body made: the outer
+      // launch reports device 0's failure, with device 2 in the message.
+      "device 0: device 2 of another launch: launch on Mesh(x=2; devices=[1, 3]) from the body "
+      "of device 2 would wait forever: device(s) 1 belong to the launch on Mesh(x=2) that "
+      "encloses this body's launch");
 }
 
 TEST(NestedLaunchTest, OnDisjointDevicesWorks) {
@@ -407,6 +410,27 @@ TEST(NestedLaunchTest, ACycleAcrossTwoRuntimesIsBroken) {
             "device 0 of another runtime (in the launch on Mesh(x=1)) waits for device 0, held "
             "by the launch on Mesh(x=1)");
   EXPECT_EQ(ClaimWaits::process().size(), 0u);
+}
+
+// An error that escapes a body from a launch it made is the body's device's:
+// the inner device (of another runtime here, whose ids mean other devices)
+// stays in the message, not in device().
+TEST(NestedLaunchTest, AnErrorFromALaunchInABodyIsThatBodysDevices) {
+  Runtime outer(8);
+  try {
+    outer.launch(Mesh::make({{"x", 8}}), [&](DeviceContext& ctx) {
+      if (ctx.position() != 3) return;
+      Runtime inner(8);
+      inner.launch(Mesh::make({{"y", 8}}), [](DeviceContext& c) {
+        if (c.position() == 5) throw std::runtime_error("inner boom");
+      });
+    });
+    FAIL() << "expected DeviceError";
+  } catch (const DeviceError& e) {
+    EXPECT_STREQ(e.what(), "device 3: device 5 of another launch: std::runtime_error: inner boom");
+    EXPECT_EQ(e.device(), 3);
+    EXPECT_THROW(e.rethrow_original(), std::runtime_error);
+  }
 }
 
 TEST(NestedLaunchTest, OnAnotherRuntimeWorks) {

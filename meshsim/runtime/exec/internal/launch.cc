@@ -30,7 +30,7 @@ std::exception_ptr attribute_error(int device_id, std::exception_ptr error) {
   try {
     std::rethrow_exception(error);
   } catch (Error& e) {
-    e.set_device(device_id);
+    e.reattribute(device_id);
     return error;
   } catch (std::exception& e) {
     return std::make_exception_ptr(DeviceError(device_id, readable_name(&typeid(e)), e.what(), error));

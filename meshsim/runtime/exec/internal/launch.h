@@ -32,8 +32,9 @@ class LaunchTime;
 struct DeviceState;
 
 // `error`, thrown by device `device_id`'s code, as the caller will see it:
-// meshsim errors keep their type and get the device; anything else becomes a
-// DeviceError naming the device, the type and the message.
+// meshsim errors keep their type and get the device (one raised on a device
+// of a launch that code made keeps that device in its message); anything
+// else becomes a DeviceError naming the device, the type and the message.
 std::exception_ptr attribute_error(int device_id, std::exception_ptr error);
 
 // Whether a launch records its devices' events, and how many per device.
