@@ -79,22 +79,24 @@ void write_json(const AlgorithmRegistry& registry, const std::vector<meshsim::Co
 AlgorithmsCommand::AlgorithmsCommand(CLI::App& algorithms) {
   algorithms.add_option("--collective", collective_,
                         "Only this collective: all_reduce, all_gather, reduce_scatter, "
-                        "all_to_all, broadcast, barrier, or a front-end's name (psum, pmax, "
-                        "pmin, pmean, psum_scatter, pbroadcast)");
+                        "all_to_all, ragged_all_to_all, broadcast, barrier, or a front-end's "
+                        "name (psum, pmax, pmin, pmean, psum_scatter, pbroadcast)");
   algorithms.add_option("--format", format_, "Output: table or json")->capture_default_str();
 }
 
 AlgorithmsOptions AlgorithmsCommand::options() const {
   AlgorithmsOptions o;
-  if (!collective_.empty()) {
+  if (collective_) {  // given, even empty: an empty name is unknown, not "all"
     meshsim::Collective c;
-    if (!collective_from_name(collective_, c)) {
+    if (!collective_from_name(*collective_, c)) {
       std::string names;
       for (meshsim::Collective known : kAllCollectives) {
         names += (names.empty() ? "" : ", ") + std::string(collective_name(known));
       }
-      throw bad_value("--collective", collective_,
-                      "unknown; choose one of " + names + " or a front-end's name");
+      throw bad_value("--collective", *collective_,
+                      "unknown; choose one of " + names +
+                          " or a front-end's name (ppermute and psend/precv have one schedule "
+                          "each, so no algorithms)");
     }
     o.collective = c;
   }

@@ -33,7 +33,7 @@ class AlgorithmsCommand {
   AlgorithmsOptions options() const;
 
  private:
-  std::string collective_;
+  std::optional<std::string> collective_;
   std::string format_ = "table";
 };
 

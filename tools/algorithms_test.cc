@@ -71,6 +71,12 @@ TEST(AlgorithmsOptionsTest, NamesAndFormats) {
                "--collective 'allreduce': unknown; choose one of all_reduce, all_gather");
   EXPECT_ERROR(parse({"--format", "csv"}), InvalidArgumentError,
                "--format 'csv': choose table or json");
+  // Given but empty is a name like any other, not "every collective".
+  EXPECT_ERROR(parse({"--collective", ""}), InvalidArgumentError, "--collective '': unknown");
+  EXPECT_ERROR(parse({"--collective", "ppermute"}), InvalidArgumentError,
+               "ppermute and psend/precv have one schedule each, so no algorithms");
+  EXPECT_EQ(parse({"--collective", "ragged_all_to_all"}).collective,
+            Collective::kRaggedAllToAll);
 }
 
 TEST(AlgorithmsTableTest, ListsEveryAlgorithmWithItsColumns) {
