@@ -33,9 +33,10 @@ RuntimeOptions options_for(const benchmark::State& state) {
 }
 
 void label(benchmark::State& state, const Runtime& rt) {
-  state.SetLabel(rt.execution() == ExecutionMode::kFibers
-                     ? "fibers on " + std::to_string(rt.fiber_workers()) + " workers"
-                     : std::string("threads"));
+  state.SetLabel((rt.execution() == ExecutionMode::kFibers
+                      ? "fibers on " + std::to_string(rt.fiber_workers()) + " workers"
+                      : std::string("threads")) +
+                 (rt.binds_threads() ? ", bound to CPUs" : ""));
 }
 
 void BM_PsumLatency(benchmark::State& state) {

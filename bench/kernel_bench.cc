@@ -117,6 +117,7 @@ void label(benchmark::State& state, const Runtime& rt, const std::string& extra 
   std::string text = rt.execution() == ExecutionMode::kFibers
                          ? "fibers on " + std::to_string(rt.fiber_workers()) + " workers"
                          : std::string("threads");
+  if (rt.binds_threads()) text += ", bound to CPUs";
   if (!extra.empty()) text += ", " + extra;
   state.SetLabel(text);
 }

@@ -212,6 +212,7 @@ MeetingFloor measure_meeting_floor(Runtime& runtime, const Mesh& mesh) {
   return {.threads = mesh.size(),
           .execution = runtime.execution(),
           .fiber_workers = runtime.fiber_workers(),
+          .bound = runtime.binds_threads(),
           .yield_barrier_us = median_episode_us<YieldBarrier>(runtime, mesh),
           .std_barrier_us =
               fibers ? std::nullopt

@@ -123,6 +123,7 @@ struct MeetingFloor {
   int threads = 0;
   ExecutionMode execution = ExecutionMode::kThreads;
   int fiber_workers = 0;
+  bool bound = false;  // the threads bound to CPUs (Runtime::binds_threads)
   double yield_barrier_us = 0;
   // Threads only: a std::barrier would block a fiber worker (unset on fibers).
   std::optional<double> std_barrier_us;

@@ -148,6 +148,10 @@ BenchCommand::BenchCommand(CLI::App& bench) {
                    "How devices run: threads (an OS thread each) or fibers (fibers on a few "
                    "worker threads, one per usable core); default: MESHSIM_EXEC, else threads "
                    "when every device of the mesh has a usable core and fibers when not");
+  bench.add_option("--bind", bind_,
+                   "Bind each device thread (threads) or worker (fibers) to a CPU of its own: "
+                   "cores or none; default: MESHSIM_BIND, else cores when there are 2 to nproc "
+                   "such threads");
   bench.add_option("--topology", topology_,
                    "Also model one call per size on this network: a JSON file or a spec such as "
                    "ring:bw=50GB/s,lat=500ns (see below); adds modeled time and busbw columns");
@@ -232,6 +236,11 @@ BenchOptions BenchCommand::options() const {
     // times faster than OS threads that must yield to each other (the README's
     // execution modes); where each has a core, threads spin and are faster.
     o.exec = o.mesh.size() > usable_cores() ? ExecutionMode::kFibers : ExecutionMode::kThreads;
+  }
+  if (bind_ == "cores" || bind_ == "none") {
+    o.bind = bind_ == "cores";
+  } else if (!bind_.empty()) {
+    throw bad_value("--bind", bind_, "choose cores or none");
   }
   require_at_least("--timeout-ms", timeout_ms_, 0);
   o.timeout = std::chrono::milliseconds(timeout_ms_);

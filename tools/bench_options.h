@@ -47,6 +47,9 @@ struct BenchOptions {
   // has no more devices than usable cores, else fibers); unset only when
   // MESHSIM_EXEC is set and not empty, which the runtime then reads.
   std::optional<ExecutionMode> exec;
+  // Whether the runtime binds its threads to CPUs (--bind cores|none); unset:
+  // the runtime's choice (RuntimeOptions::bind_threads).
+  std::optional<bool> bind;
   // --topology: each size also runs one call in virtual time on a model
   // (--network) of this topology (mesh position p on node p); topology_text
   // is what the user gave. Null: no modeled columns.
@@ -98,6 +101,7 @@ class BenchCommand {
   std::string algo_;
   std::string format_ = "table";
   std::string exec_;
+  std::string bind_;
   int64_t timeout_ms_ = 60000;
   std::string topology_;
   std::string network_ = "congestion-unaware";

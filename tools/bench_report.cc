@@ -41,10 +41,12 @@ std::string wrong_text(const std::optional<int64_t>& wrong) {
 
 // The '#' lines that open a table or a CSV file.
 std::string execution_line(const MeetingFloor& m) {
+  const char* bound = m.bound ? ", each bound to a CPU" : ", unbound";
   return m.execution == ExecutionMode::kFibers
-             ? fmt::format("# execution: fibers, {} devices on {} worker threads", m.threads,
-                           m.fiber_workers)
-             : fmt::format("# execution: threads, one per device ({} threads)", m.threads);
+             ? fmt::format("# execution: fibers, {} devices on {} worker threads{}", m.threads,
+                           m.fiber_workers, bound)
+             : fmt::format("# execution: threads, one per device ({} threads{})", m.threads,
+                           bound);
 }
 
 std::vector<std::string> header_lines(const ReportHeader& h) {
@@ -313,6 +315,7 @@ class JsonWriter : public ReportWriter {
         {"floor", {{"formula", c.floor_formula}, {"bytes", h.floor_size}, {"us", h.floor_us}}},
         {"execution", to_string(h.meeting.execution)},
         {"fiber_workers", h.meeting.fiber_workers},
+        {"bound_to_cpus", h.meeting.bound},
         {"meeting_floor",
          {{"threads", h.meeting.threads},
           {"yield_barrier_us", h.meeting.yield_barrier_us},

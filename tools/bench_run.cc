@@ -52,11 +52,12 @@ class ProgressLine {
 // the sweep's starts): without the launch timeout, since its launches take
 // about 20 ms each, which a short --timeout-ms would cut, and cannot hang (the
 // barriers involve every device and no meshsim wait).
-MeetingFloor meeting_floor(const Mesh& mesh, std::optional<ExecutionMode> exec) {
+MeetingFloor meeting_floor(const BenchOptions& options) {
   RuntimeOptions runtime_options;
-  runtime_options.execution = exec;
-  Runtime runtime(mesh.size(), runtime_options);
-  return measure_meeting_floor(runtime, mesh);
+  runtime_options.execution = options.exec;
+  runtime_options.bind_threads = options.bind;
+  Runtime runtime(options.mesh.size(), runtime_options);
+  return measure_meeting_floor(runtime, options.mesh);
 }
 
 // The names of the algorithms `registry` finds applicable to the bench's call
@@ -128,7 +129,7 @@ int run_bench(const BenchOptions& options, std::ostream& out, std::ostream* prog
   ReportHeader header{.machine = machine_info(),
                       .options = &options,
                       .memcpy = measure_memcpy(memcpy_reference_bytes(devices, floor_size)),
-                      .meeting = meeting_floor(options.mesh, options.exec),
+                      .meeting = meeting_floor(options),
                       .floor_size = floor_size};
   if (header.memcpy.gbps() > 0) {
     header.floor_us = collective.floor_bytes(devices, static_cast<double>(floor_size)) /
@@ -137,6 +138,7 @@ int run_bench(const BenchOptions& options, std::ostream& out, std::ostream* prog
   RuntimeOptions runtime_options;
   runtime_options.launch_timeout = options.timeout;
   runtime_options.execution = options.exec;
+  runtime_options.bind_threads = options.bind;
   Runtime runtime(options.mesh.size(), runtime_options);
   if (options.algo == "all") {
     header.columns = side_by_side(algorithm_registry(runtime), options, sizes);

@@ -733,12 +733,36 @@ TEST(RunBench, ExecChoosesTheModeAndTheHeaderSaysIt) {
       EXPECT_THAT(out.str(), HasSubstr("# execution: fibers, 4 devices on "));
       EXPECT_THAT(out.str(), HasSubstr("# meeting floor: 4 fibers, yield barrier "));
     } else {
-      EXPECT_THAT(out.str(), HasSubstr("# execution: threads, one per device (4 threads)"));
+      EXPECT_THAT(out.str(), HasSubstr("# execution: threads, one per device (4 threads"));
       EXPECT_THAT(out.str(), HasSubstr("# meeting floor: 4 threads, yield barrier "));
     }
     EXPECT_THAT(out.str(), HasSubstr("# wrong elements: 0 OK"));
   }
   EXPECT_THROW(parse_bench_args({"all_reduce", "--exec", "gpu"}), InvalidArgumentError);
+}
+
+// --bind chooses whether the runtime binds its threads to CPUs, and the
+// header and the JSON say which ran.
+TEST(RunBench, BindChoosesTheBindingAndTheReportSaysIt) {
+  for (const char* bind : {"cores", "none"}) {
+    const BenchOptions options =
+        parse_bench_args({"all_reduce", "--mesh", "2", "-b", "8", "-e", "8", "--iters", "1",
+                          "--warmup", "0", "--exec", "threads", "--bind", bind});
+    const bool bound = std::string(bind) == "cores";
+    EXPECT_EQ(options.bind, bound);
+    std::ostringstream table;
+    EXPECT_EQ(run_bench(options, table, nullptr), 0);
+    EXPECT_THAT(table.str(), HasSubstr(bound ? "(2 threads, each bound to a CPU)"
+                                             : "(2 threads, unbound)"));
+    BenchOptions json_options = options;
+    json_options.format = OutputFormat::kJson;
+    std::ostringstream json;
+    EXPECT_EQ(run_bench(json_options, json, nullptr), 0);
+    EXPECT_EQ(nlohmann::json::parse(json.str())["bound_to_cpus"], bound);
+  }
+  EXPECT_FALSE(parse_bench_args({"all_reduce"}).bind.has_value());
+  EXPECT_ERROR(parse_bench_args({"all_reduce", "--bind", "core"}), InvalidArgumentError,
+               "--bind");
 }
 
 // --- algorithms --------------------------------------------------------------

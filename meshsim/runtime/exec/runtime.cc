@@ -256,9 +256,15 @@ void check_fiber_options(const RuntimeOptions& options) {
   }
 }
 
-std::unique_ptr<FiberScheduler> make_fiber_scheduler(const RuntimeOptions& options) {
-  const int workers = options.fiber_workers > 0 ? options.fiber_workers : usable_cores();
-  return std::make_unique<FiberScheduler>(workers, options.fiber_stack_bytes);
+int fiber_workers_of(const RuntimeOptions& options) {
+  return options.fiber_workers > 0 ? options.fiber_workers : usable_cores();
+}
+
+// The threads a runtime may bind: its device threads, or its fiber workers.
+CpuBinding choose_binding(const RuntimeOptions& options, ExecutionMode mode, int max_devices) {
+  return CpuBinding::choose(options.bind_threads, mode == ExecutionMode::kFibers
+                                                      ? fiber_workers_of(options)
+                                                      : max_devices);
 }
 
 }  // namespace
@@ -292,6 +298,7 @@ int Runtime::num_devices() const { return impl_->num_devices(); }
 int Runtime::started_devices() const { return impl_->started_devices(); }
 ExecutionMode Runtime::execution() const { return impl_->execution(); }
 int Runtime::fiber_workers() const { return impl_->fiber_workers(); }
+bool Runtime::binds_threads() const { return impl_->binds_threads(); }
 FiberStackStats Runtime::fiber_stack_stats() const { return impl_->fiber_stack_stats(); }
 void Runtime::launch(const Mesh& mesh, const std::function<void(DeviceContext&)>& body) {
   impl_->launch(mesh, body, LaunchOptions{});
@@ -308,6 +315,7 @@ RuntimeImpl::RuntimeImpl(RuntimeOptions options, int max_devices, int start_now)
     : options_(options),
       execution_(resolve_execution(options)),
       max_devices_(max_devices),
+      binding_(choose_binding(options, execution_, max_devices)),
       logger_(make_runtime_logger()),
       // Links between agents: the cores of one device have their own.
       // Clamped: the limit is checked below, after the members are made.
@@ -340,7 +348,10 @@ RuntimeImpl::RuntimeImpl(RuntimeOptions options, int max_devices, int start_now)
   }
   devices_.reset(new std::atomic<DeviceState*>[max_devices]);
   for (int id = 0; id < max_devices; ++id) devices_[id].store(nullptr, std::memory_order_relaxed);
-  if (execution_ == ExecutionMode::kFibers) fibers_ = make_fiber_scheduler(options);
+  if (execution_ == ExecutionMode::kFibers) {
+    fibers_ = std::make_unique<FiberScheduler>(fiber_workers_of(options),
+                                               options.fiber_stack_bytes, binding_);
+  }
   try {
     for (int id = 0; id < start_now; ++id) device(id);
   } catch (...) {
@@ -480,6 +491,7 @@ DeviceState& RuntimeImpl::start_agent(int id, int core) {
   if (fibers_ == nullptr) {
     try {
       state->thread = std::thread([this, d = state.get()] { device_main(*d); });
+      if (core == 0) binding_.bind(state->thread, id);
     } catch (const std::system_error& e) {
       throw ResourceError("cannot start the thread of device " + std::to_string(id) +
                           (core > 0 ? " core " + std::to_string(core) : std::string()) + " (" +

@@ -17,6 +17,7 @@
 #include "meshsim/mesh/mesh.h"
 #include "meshsim/runtime/comm/internal/fabric.h"
 #include "meshsim/runtime/comm/internal/group_layouts.h"
+#include "meshsim/runtime/exec/internal/cpu_binding.h"
 #include "meshsim/runtime/exec/internal/function_ref.h"
 #include "meshsim/runtime/exec/internal/wait_word.h"
 #include "meshsim/runtime/exec/internal/runtime_extension.h"
@@ -54,6 +55,7 @@ class RuntimeImpl {
   // `id` (for tests).
   bool claimed(int id) const;
   ExecutionMode execution() const { return execution_; }
+  bool binds_threads() const { return binding_.enabled(); }
   int fiber_workers() const;
   FiberStackStats fiber_stack_stats() const;
   void launch(const Mesh& mesh, const std::function<void(DeviceContext&)>& body,
@@ -128,6 +130,7 @@ class RuntimeImpl {
   std::shared_ptr<const int> lifetime_ = std::make_shared<const int>(0);
   const ExecutionMode execution_;
   const int max_devices_;
+  const CpuBinding binding_;  // of the device threads, or the fiber workers
   std::shared_ptr<spdlog::logger> logger_;
   // launch() calls in progress: the destructor waits for them. Counted under
   // a mutex, which the last launch holds until it no longer touches the

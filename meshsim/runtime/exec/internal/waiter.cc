@@ -17,16 +17,6 @@ using Clock = std::chrono::steady_clock;
 
 }  // namespace
 
-int usable_cores() {
-  static const int cores = [] {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
-    return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  }();
-  return cores;
-}
-
 WaitPolicy WaitPolicy::for_threads(int threads) {
   // Spinning pays off only while the peer that will change the word is running
   // on another core; with more threads than cores a spinning waiter steals the

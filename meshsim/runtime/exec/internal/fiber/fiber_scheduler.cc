@@ -4,9 +4,10 @@
 
 namespace meshsim {
 
-FiberScheduler::FiberScheduler(int workers, size_t stack_bytes) : stacks_(stack_bytes) {
+FiberScheduler::FiberScheduler(int workers, size_t stack_bytes, const CpuBinding& binding)
+    : stacks_(stack_bytes) {
   workers_.reserve(static_cast<size_t>(workers));
-  for (int i = 0; i < workers; ++i) workers_.push_back(std::make_unique<FiberWorker>(i));
+  for (int i = 0; i < workers; ++i) workers_.push_back(std::make_unique<FiberWorker>(i, binding));
 }
 
 FiberScheduler::~FiberScheduler() = default;

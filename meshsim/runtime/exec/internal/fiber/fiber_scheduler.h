@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "meshsim/runtime/exec/internal/cpu_binding.h"
 #include "meshsim/runtime/exec/internal/fiber/fiber.h"
 #include "meshsim/runtime/exec/internal/fiber/fiber_runner.h"
 #include "meshsim/runtime/exec/internal/fiber/fiber_worker.h"
@@ -27,8 +28,9 @@ namespace meshsim {
 
 class FiberScheduler {
  public:
-  // Starts `workers` worker threads; every fiber gets a stack of `stack_bytes`.
-  FiberScheduler(int workers, size_t stack_bytes);
+  // Starts `workers` worker threads, worker w bound as `binding`'s w-th
+  // thread; every fiber gets a stack of `stack_bytes`.
+  FiberScheduler(int workers, size_t stack_bytes, const CpuBinding& binding);
   // Joins the workers; no launch may be running.
   ~FiberScheduler();
   FiberScheduler(const FiberScheduler&) = delete;

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <thread>
 
+#include "meshsim/runtime/exec/internal/cpu_binding.h"
 #include "meshsim/runtime/exec/internal/fiber/fiber.h"
 #include "meshsim/runtime/exec/internal/fiber/fiber_runner.h"
 
@@ -16,8 +17,9 @@ namespace meshsim {
 
 class FiberWorker {
  public:
-  // Starts the thread. `index` names it in logs and debuggers.
-  explicit FiberWorker(int index);
+  // Starts the thread, bound as `binding`'s index-th thread. `index` names
+  // it in logs and debuggers too.
+  FiberWorker(int index, const CpuBinding& binding);
   // Stops once it has no fibers left, and joins.
   ~FiberWorker();
   FiberWorker(const FiberWorker&) = delete;

@@ -1,0 +1,143 @@
+// RuntimeOptions::bind_threads: which runtimes bind their device threads or
+// fiber workers to CPUs, and that bound threads each get a CPU of their own.
+// Each device reads its own thread's affinity mask from its body.
+
+#include <gtest/gtest.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <chrono>
+#include <mutex>
+#include <set>
+#include <vector>
+
+#include "meshsim/runtime/exec/internal/cpu_binding.h"
+#include "meshsim/runtime/exec/runtime.h"
+#include "support/expect_error.h"
+#include "support/scoped_env.h"
+
+namespace meshsim::cpu_binding_test {
+namespace {
+
+using testing_support::ScopedEnv;
+
+// The CPUs the calling thread may run on.
+std::vector<int> my_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  EXPECT_EQ(sched_getaffinity(0, sizeof(set), &set), 0);
+  std::vector<int> cpus;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
+  }
+  return cpus;
+}
+
+// Each position's CPUs, as its body sees them, on a mesh of `devices`.
+std::vector<std::vector<int>> cpus_by_position(Runtime& runtime, int devices) {
+  std::vector<std::vector<int>> cpus(devices);
+  runtime.launch(Mesh::make({{"x", devices}}),
+                 [&](DeviceContext& ctx) { cpus[ctx.position()] = my_cpus(); });
+  return cpus;
+}
+
+RuntimeOptions threads(std::optional<bool> bind = std::nullopt) {
+  RuntimeOptions options;
+  options.execution = ExecutionMode::kThreads;
+  options.bind_threads = bind;
+  return options;
+}
+
+void expect_one_cpu_each_all_different(const std::vector<std::vector<int>>& cpus) {
+  std::set<int> seen;
+  for (const std::vector<int>& mine : cpus) {
+    ASSERT_EQ(mine.size(), 1u);
+    EXPECT_TRUE(std::ranges::count(usable_cpus(), mine[0]) == 1) << "CPU " << mine[0];
+    EXPECT_TRUE(seen.insert(mine[0]).second) << "CPU " << mine[0] << " given twice";
+  }
+}
+
+void expect_unbound(const std::vector<std::vector<int>>& cpus) {
+  for (const std::vector<int>& mine : cpus) EXPECT_EQ(mine, usable_cpus());
+}
+
+TEST(CpuBindingTest, UsableCpusAreTheProcessMask) {
+  EXPECT_EQ(usable_cpus(), my_cpus());
+  EXPECT_EQ(usable_cores(), static_cast<int>(usable_cpus().size()));
+}
+
+TEST(CpuBindingTest, DevicesNoMoreThanCoresGetACpuEach) {
+  if (usable_cores() < 2) GTEST_SKIP() << "needs 2 usable CPUs";
+  Runtime runtime(usable_cores(), threads());
+  EXPECT_TRUE(runtime.binds_threads());
+  expect_one_cpu_each_all_different(cpus_by_position(runtime, usable_cores()));
+}
+
+TEST(CpuBindingTest, OneDeviceOrMoreDevicesThanCoresAreNotBound) {
+  Runtime one(1, threads());
+  EXPECT_FALSE(one.binds_threads());
+  expect_unbound(cpus_by_position(one, 1));
+  Runtime many(usable_cores() + 1, threads());
+  EXPECT_FALSE(many.binds_threads());
+  expect_unbound(cpus_by_position(many, usable_cores() + 1));
+  // Runtime(): up to kDefaultMaxDevices devices.
+  EXPECT_FALSE(Runtime(threads()).binds_threads());
+}
+
+TEST(CpuBindingTest, TheOptionOverridesTheDefaultEitherWay) {
+  if (usable_cores() < 2) GTEST_SKIP() << "needs 2 usable CPUs";
+  Runtime unbound(2, threads(false));
+  EXPECT_FALSE(unbound.binds_threads());
+  expect_unbound(cpus_by_position(unbound, 2));
+
+  // More devices than CPUs, bound anyway: device k and k + cores share one.
+  const int n = usable_cores();
+  Runtime bound(2 * n, threads(true));
+  EXPECT_TRUE(bound.binds_threads());
+  const std::vector<std::vector<int>> cpus = cpus_by_position(bound, 2 * n);
+  expect_one_cpu_each_all_different({cpus.begin(), cpus.begin() + n});
+  for (int k = 0; k < n; ++k) EXPECT_EQ(cpus[k], cpus[k + n]) << "device " << k;
+}
+
+TEST(CpuBindingTest, FiberWorkersGetACpuEach) {
+  if (usable_cores() < 2) GTEST_SKIP() << "needs 2 usable CPUs";
+  RuntimeOptions options;
+  options.execution = ExecutionMode::kFibers;
+  options.fiber_workers = 2;
+  // With a launch timeout the launching thread runs no fibers itself: every
+  // device runs on a worker.
+  options.launch_timeout = std::chrono::seconds(60);
+  Runtime runtime(8, options);
+  EXPECT_TRUE(runtime.binds_threads());
+  const std::vector<std::vector<int>> cpus = cpus_by_position(runtime, 8);
+  // Worker 0 runs positions 0-3, worker 1 positions 4-7.
+  expect_one_cpu_each_all_different({cpus[0], cpus[4]});
+  for (int p = 0; p < 8; ++p) EXPECT_EQ(cpus[p], cpus[p < 4 ? 0 : 4]) << "position " << p;
+
+  options.fiber_workers = usable_cores() + 1;
+  EXPECT_FALSE(Runtime(8, options).binds_threads());
+}
+
+TEST(CpuBindingTest, TheEnvironmentChoosesWhenTheOptionIsUnset) {
+  if (usable_cores() < 2) GTEST_SKIP() << "needs 2 usable CPUs";
+  {
+    const ScopedEnv none("MESHSIM_BIND", "none");
+    Runtime runtime(2, threads());
+    EXPECT_FALSE(runtime.binds_threads());
+    expect_unbound(cpus_by_position(runtime, 2));
+    EXPECT_TRUE(Runtime(2, threads(true)).binds_threads());  // the option wins
+  }
+  {
+    const ScopedEnv cores("MESHSIM_BIND", "cores");
+    EXPECT_TRUE(Runtime(usable_cores() + 1, threads()).binds_threads());
+  }
+  {
+    const ScopedEnv empty("MESHSIM_BIND", "");
+    EXPECT_TRUE(Runtime(2, threads()).binds_threads());
+  }
+  const ScopedEnv typo("MESHSIM_BIND", "core");
+  EXPECT_ERROR(Runtime(2, threads()), InvalidArgumentError, "MESHSIM_BIND: unknown binding 'core'");
+}
+
+}  // namespace
+}  // namespace meshsim::cpu_binding_test
