@@ -3,6 +3,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "meshsim/collectives/algorithms/internal/run_algorithm.h"
 #include "meshsim/collectives/internal/axis_checks.h"
@@ -55,8 +56,18 @@ Array all_gather(DeviceContext& ctx, const Array& x, AxisNames axes,
     for (int d = axis; d < x.rank(); ++d) run *= x.shape()[d];
   }
   const size_t esize = dtype_size(x.dtype());
-  const std::array<int64_t, 2> chunk = {rows, run}, whole = {rows, n * run}, origin = {0, 0};
-  const BoxCopy copy(esize, chunk, chunk, origin, whole, origin);
+  const int64_t run_bytes = run * static_cast<int64_t>(esize);
+  // Puts the rows of one input at their place in the output; one row is
+  // one memcpy, and only more rows pay for a BoxCopy's set-up.
+  const auto place_rows = [&](auto&& place) {
+    if (rows == 1) {
+      place([&](const std::byte* from, std::byte* to) { std::memcpy(to, from, run_bytes); });
+      return;
+    }
+    const std::array<int64_t, 2> chunk = {rows, run}, whole = {rows, n * run}, origin = {0, 0};
+    const BoxCopy copy(esize, chunk, chunk, origin, whole, origin);
+    place([&copy](const std::byte* from, std::byte* to) { copy.copy_all(from, to); });
+  };
   if (!choice.is_direct()) {
     // Algorithms gather whole blocks; with dims before `axis` the blocks are
     // then interleaved row by row into the result.
@@ -65,9 +76,9 @@ Array all_gather(DeviceContext& ctx, const Array& x, AxisNames axes,
     run_algorithm(meeting, choice, Collective::kAllGather, call,
                   AllGatherArgs{x.bytes(), gathered, x.nbytes()});
     if (rows != 1) {
-      for (int r = 0; r < n; ++r) {
-        copy.copy_all(gathered + r * x.nbytes(), out_bytes + r * run * static_cast<int64_t>(esize));
-      }
+      place_rows([&](auto&& copy) {
+        for (int r = 0; r < n; ++r) copy(gathered + r * x.nbytes(), out_bytes + r * run_bytes);
+      });
     }
     return out;
   }
@@ -78,15 +89,15 @@ Array all_gather(DeviceContext& ctx, const Array& x, AxisNames axes,
     meeting.price_all_to_all(0);
     return out;
   }
-  const auto gather_into = [&](void* dst) {
-    for (int r = 0; r < n; ++r) {
-      copy.copy_all(static_cast<const std::byte*>(meeting.input(r)),
-                    static_cast<std::byte*>(dst) + r * run * static_cast<int64_t>(esize));
-    }
-  };
-
-  meeting.run_direct(x.nbytes(), static_cast<size_t>(n) * n * x.nbytes(),
-                     [&](int, void* output) { gather_into(output); });
+  place_rows([&](auto&& copy) {
+    meeting.run_direct(x.nbytes(), static_cast<size_t>(n) * n * x.nbytes(),
+                       [&](int, void* output) {
+                         for (int r = 0; r < n; ++r) {
+                           copy(static_cast<const std::byte*>(meeting.input(r)),
+                                static_cast<std::byte*>(output) + r * run_bytes);
+                         }
+                       });
+  });
   meeting.price_all_to_all(static_cast<int64_t>(x.nbytes()));
   return out;
 }
