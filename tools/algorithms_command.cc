@@ -127,8 +127,16 @@ void write_algorithms(const AlgorithmRegistry& registry, const AlgorithmsOptions
 }
 
 void run_algorithms(const AlgorithmsOptions& options, std::ostream& out) {
-  Runtime fresh;  // starts no device; only its registry is read
+  Runtime fresh(registry_only_runtime());
   write_algorithms(algorithm_registry(fresh), options, out);
+}
+
+RuntimeOptions registry_only_runtime() {
+  RuntimeOptions options;
+  options.max_devices = 1;
+  options.execution = ExecutionMode::kThreads;
+  options.bind_threads = false;
+  return options;
 }
 
 }  // namespace meshsim::cli

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "meshsim/collectives/algorithms/registry.h"
+#include "meshsim/runtime/exec/runtime.h"
 
 namespace meshsim::cli {
 
@@ -47,5 +48,11 @@ void write_algorithms(const AlgorithmRegistry& registry, const AlgorithmsOptions
 // write_algorithms for the registry of a fresh Runtime: the built-ins (and
 // nothing MESHSIM_ALGO could add: it only chooses).
 void run_algorithms(const AlgorithmsOptions& options, std::ostream& out);
+
+// Options of a runtime made only to read its algorithm registry: one device
+// thread, never started, and neither MESHSIM_EXEC nor MESHSIM_BIND read
+// (they concern runtimes that run devices, and a command line may be
+// overriding them).
+RuntimeOptions registry_only_runtime();
 
 }  // namespace meshsim::cli

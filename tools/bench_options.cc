@@ -17,6 +17,7 @@
 #include "meshsim/runtime/array/dtype.h"
 #include "meshsim/runtime/exec/runtime.h"
 #include "meshsim/runtime/exec/wait_policy.h"
+#include "tools/algorithms_command.h"
 #include "tools/bench_help.h"
 #include "tools/cli_parse.h"
 
@@ -57,7 +58,7 @@ OutputFormat parse_format(std::string_view text) {
 
 std::vector<std::string> algorithm_choices(const Collective& collective) {
   if (!collective.kind) return {"direct"};
-  Runtime fresh;  // starts no device; only its registry is read
+  Runtime fresh(registry_only_runtime());
   std::vector<std::string> names;
   for (const AlgorithmInfo* info : algorithm_registry(fresh).list(*collective.kind)) {
     names.push_back(info->name);
@@ -225,11 +226,11 @@ BenchOptions BenchCommand::options() const {
   }
   o.algo = algo_;
   o.format = parse_format(format_);
-  if (!exec_.empty()) {
+  if (exec_) {
     try {
-      o.exec = parse_execution_mode(exec_);
+      o.exec = parse_execution_mode(*exec_);
     } catch (const InvalidArgumentError&) {
-      throw bad_value("--exec", exec_, "choose threads or fibers");
+      throw bad_value("--exec", *exec_, "choose threads or fibers");
     }
   } else if (execution_mode_variable() == nullptr) {
     // Devices that outnumber the cores meet in user space on fibers, many
@@ -239,8 +240,8 @@ BenchOptions BenchCommand::options() const {
   }
   if (bind_ == "cores" || bind_ == "none") {
     o.bind = bind_ == "cores";
-  } else if (!bind_.empty()) {
-    throw bad_value("--bind", bind_, "choose cores or none");
+  } else if (bind_) {
+    throw bad_value("--bind", *bind_, "choose cores or none");
   }
   require_at_least("--timeout-ms", timeout_ms_, 0);
   o.timeout = std::chrono::milliseconds(timeout_ms_);

@@ -100,8 +100,8 @@ class BenchCommand {
   bool check_ = false;
   std::string algo_;
   std::string format_ = "table";
-  std::string exec_;
-  std::string bind_;
+  std::optional<std::string> exec_;  // unset: not given (given empty is an error)
+  std::optional<std::string> bind_;
   int64_t timeout_ms_ = 60000;
   std::string topology_;
   std::string network_ = "congestion-unaware";

@@ -40,13 +40,18 @@ std::string wrong_text(const std::optional<int64_t>& wrong) {
 }
 
 // The '#' lines that open a table or a CSV file.
+// "1 device", "2 devices".
+std::string count_of(int n, std::string_view noun) {
+  return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s");
+}
+
 std::string execution_line(const MeetingFloor& m) {
-  const char* bound = m.bound ? ", each bound to a CPU" : ", unbound";
+  const char* bound = m.bound ? ", bound to CPUs" : ", unbound";
   return m.execution == ExecutionMode::kFibers
-             ? fmt::format("# execution: fibers, {} devices on {} worker threads{}", m.threads,
-                           m.fiber_workers, bound)
-             : fmt::format("# execution: threads, one per device ({} threads{})", m.threads,
-                           bound);
+             ? fmt::format("# execution: fibers, {} on {}{}", count_of(m.threads, "device"),
+                           count_of(m.fiber_workers, "worker thread"), bound)
+             : fmt::format("# execution: threads, one per device ({}{})",
+                           count_of(m.threads, "thread"), bound);
 }
 
 std::vector<std::string> header_lines(const ReportHeader& h) {
@@ -78,12 +83,12 @@ std::vector<std::string> header_lines(const ReportHeader& h) {
                         o.topology_text, o.network)
           : "# topology: none (--topology adds modeled time)",
       h.meeting.execution == ExecutionMode::kFibers
-          ? fmt::format("# meeting floor: {} fibers, yield barrier {:.2f} us per episode "
+          ? fmt::format("# meeting floor: {}, yield barrier {:.2f} us per episode "
                         "(std::barrier: not on fibers, it would block a worker)",
-                        h.meeting.threads, h.meeting.yield_barrier_us)
-          : fmt::format("# meeting floor: {} threads, yield barrier {:.2f} us, std::barrier "
+                        count_of(h.meeting.threads, "fiber"), h.meeting.yield_barrier_us)
+          : fmt::format("# meeting floor: {}, yield barrier {:.2f} us, std::barrier "
                         "{:.2f} us per episode",
-                        h.meeting.threads, h.meeting.yield_barrier_us,
+                        count_of(h.meeting.threads, "thread"), h.meeting.yield_barrier_us,
                         h.meeting.std_barrier_us.value_or(0)),
   };
 }

@@ -21,6 +21,7 @@
 #include "meshsim/runtime/exec/runtime.h"
 #include "meshsim/runtime/exec/wait_policy.h"
 #include "support/expect_error.h"
+#include "support/scoped_env.h"
 #include "tools/bench_collectives.h"
 #include "tools/bench_help.h"
 #include "tools/bench_options.h"
@@ -752,8 +753,8 @@ TEST(RunBench, BindChoosesTheBindingAndTheReportSaysIt) {
     EXPECT_EQ(options.bind, bound);
     std::ostringstream table;
     EXPECT_EQ(run_bench(options, table, nullptr), 0);
-    EXPECT_THAT(table.str(), HasSubstr(bound ? "(2 threads, each bound to a CPU)"
-                                             : "(2 threads, unbound)"));
+    EXPECT_THAT(table.str(),
+                HasSubstr(bound ? "(2 threads, bound to CPUs)" : "(2 threads, unbound)"));
     BenchOptions json_options = options;
     json_options.format = OutputFormat::kJson;
     std::ostringstream json;
@@ -762,7 +763,14 @@ TEST(RunBench, BindChoosesTheBindingAndTheReportSaysIt) {
   }
   EXPECT_FALSE(parse_bench_args({"all_reduce"}).bind.has_value());
   EXPECT_ERROR(parse_bench_args({"all_reduce", "--bind", "core"}), InvalidArgumentError,
-               "--bind");
+               "--bind 'core': choose cores or none");
+  EXPECT_ERROR(parse_bench_args({"all_reduce", "--bind", ""}), InvalidArgumentError,
+               "--bind '': choose cores or none");
+  EXPECT_ERROR(parse_bench_args({"all_reduce", "--exec", ""}), InvalidArgumentError,
+               "--exec '': choose threads or fibers");
+  // The flag wins over the variable, which then is not read at all.
+  const testing_support::ScopedEnv bogus("MESHSIM_BIND", "bogus");
+  EXPECT_EQ(parse_bench_args({"all_reduce", "--bind", "none"}).bind, false);
 }
 
 // --- algorithms --------------------------------------------------------------

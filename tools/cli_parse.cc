@@ -11,6 +11,7 @@
 #include <string>
 
 #include "meshsim/mesh/error.h"
+#include "meshsim/mesh/internal/format.h"
 #include "meshsim/mesh/topology/topology_json.h"
 #include "meshsim/mesh/topology/topology_spec.h"
 #include "meshsim/runtime/time/congestion_aware_model.h"
@@ -43,8 +44,8 @@ std::string_view unquote(std::string_view name) {
 
 InvalidArgumentError bad_value(std::string_view option, std::string_view value,
                                std::string_view why) {
-  return InvalidArgumentError(std::string(option) + " '" + std::string(value) +
-                              "': " + std::string(why));
+  return InvalidArgumentError(std::string(option) + " " + quote_text(value) + ": " +
+                              std::string(why));
 }
 
 std::vector<std::string_view> split(std::string_view text, char separator) {

@@ -20,7 +20,8 @@
 
 namespace meshsim::cli {
 
-// "--option 'value': why".
+// "--option 'value': why", the value quoted by quote_text (bytes outside
+// printable ASCII escaped, a long value cut).
 InvalidArgumentError bad_value(std::string_view option, std::string_view value,
                                std::string_view why);
 // Every piece between separators, empty ones included ("a,,b" has three).

@@ -7,6 +7,22 @@ std::string quote_axis(std::string_view name) {
   return out.append(name).append("'");
 }
 
+std::string quote_text(std::string_view text, size_t max_bytes) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out = "'";
+  for (const char c : text.substr(0, max_bytes)) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte >= 0x20 && byte < 0x7f && c != '\\') {
+      out += c;
+    } else {
+      out.append("\\x").append(1, kHex[byte >> 4]).append(1, kHex[byte & 15]);
+    }
+  }
+  out += "'";
+  if (text.size() > max_bytes) out += "... (" + std::to_string(text.size()) + " bytes)";
+  return out;
+}
+
 std::string format_axes(std::span<const std::string> axes) {
   if (axes.size() == 1) return quote_axis(axes[0]);
   std::string out = "(";

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <thread>
 
+#include "meshsim/mesh/internal/format.h"
 #include "meshsim/runtime/comm/internal/mesh_state.h"
 #include "meshsim/runtime/exec/errors.h"
 #include "meshsim/runtime/exec/internal/claim_waits.h"
@@ -256,15 +257,13 @@ void check_fiber_options(const RuntimeOptions& options) {
   }
 }
 
-int fiber_workers_of(const RuntimeOptions& options) {
-  return options.fiber_workers > 0 ? options.fiber_workers : usable_cores();
-}
-
-// The threads a runtime may bind: its device threads, or its fiber workers.
+// The threads a runtime may bind: its device threads, or its fiber workers
+// (unset: one per usable CPU).
 CpuBinding choose_binding(const RuntimeOptions& options, ExecutionMode mode, int max_devices) {
-  return CpuBinding::choose(options.bind_threads, mode == ExecutionMode::kFibers
-                                                      ? fiber_workers_of(options)
-                                                      : max_devices);
+  if (mode == ExecutionMode::kThreads) return CpuBinding::choose(options.bind_threads, max_devices);
+  return CpuBinding::choose(options.bind_threads,
+                            options.fiber_workers > 0 ? std::optional(options.fiber_workers)
+                                                      : std::nullopt);
 }
 
 }  // namespace
@@ -281,8 +280,8 @@ const char* execution_mode_variable() {
 ExecutionMode parse_execution_mode(std::string_view text) {
   if (text == "threads") return ExecutionMode::kThreads;
   if (text == "fibers") return ExecutionMode::kFibers;
-  throw InvalidArgumentError("unknown execution mode '" + std::string(text) +
-                             "': expected 'threads' or 'fibers'");
+  throw InvalidArgumentError("unknown execution mode " + quote_text(text) +
+                             ": expected 'threads' or 'fibers'");
 }
 
 Runtime::Runtime(RuntimeOptions options)
@@ -349,8 +348,9 @@ RuntimeImpl::RuntimeImpl(RuntimeOptions options, int max_devices, int start_now)
   devices_.reset(new std::atomic<DeviceState*>[max_devices]);
   for (int id = 0; id < max_devices; ++id) devices_[id].store(nullptr, std::memory_order_relaxed);
   if (execution_ == ExecutionMode::kFibers) {
-    fibers_ = std::make_unique<FiberScheduler>(fiber_workers_of(options),
-                                               options.fiber_stack_bytes, binding_);
+    fibers_ = std::make_unique<FiberScheduler>(
+        options.fiber_workers > 0 ? options.fiber_workers : binding_.cpu_count(),
+        options.fiber_stack_bytes, binding_);
   }
   try {
     for (int id = 0; id < start_now; ++id) device(id);
@@ -451,6 +451,7 @@ void RuntimeImpl::stop_devices() {
 }
 
 void RuntimeImpl::device_main(DeviceState& device) {
+  binding_.enter(device.core == 0 ? device.id : -1);  // the cores of a device are not bound
   set_current_device(&device);
   // Not work.load(): a launch may already have advanced the word before this
   // thread got to run. The word starts at zero.
@@ -491,7 +492,6 @@ DeviceState& RuntimeImpl::start_agent(int id, int core) {
   if (fibers_ == nullptr) {
     try {
       state->thread = std::thread([this, d = state.get()] { device_main(*d); });
-      if (core == 0) binding_.bind(state->thread, id);
     } catch (const std::system_error& e) {
       throw ResourceError("cannot start the thread of device " + std::to_string(id) +
                           (core > 0 ? " core " + std::to_string(core) : std::string()) + " (" +
@@ -692,7 +692,7 @@ void RuntimeImpl::run(const Mesh& mesh_arg, const std::function<void(DeviceConte
       // If the launching threads running fibers (or waiting after them) and
       // the other workers each have a core, this one may spin for the rest.
       own_core = fibers_->workers() - 1 + hosts_running_fibers_.load(std::memory_order_relaxed) <=
-                 usable_cores();
+                 binding_.cpu_count();
     }
     wait_for(*launch, own_core);
     if (here) hosts_running_fibers_.fetch_sub(1, std::memory_order_relaxed);

@@ -143,17 +143,24 @@ struct RuntimeOptions {
   size_t fiber_stack_bytes = size_t{256} << 10;
   // Whether the runtime binds each of its threads to a CPU of its own (as
   // `mpirun --bind-to core` does): the device threads in thread mode (device
-  // id k to the k-th CPU of the process's affinity mask, counting from the
-  // CPU the runtime is made on), the workers in fiber mode. Bound, two
-  // devices that meet cannot be left on one CPU by the scheduler, where every
-  // meeting costs a pair of context switches (a 2-device psum 2.5 us instead
-  // of 0.2 us). Unset: the MESHSIM_BIND environment variable ("cores" or
-  // "none"; anything else is an InvalidArgumentError), else bound when the
-  // runtime has 2 to usable_cores() such threads (max_devices, or the
-  // workers), unbound otherwise: more threads must share CPUs, and the
-  // scheduler balances them better unbound. A thread the system refuses to
-  // bind runs unbound. The cores of a device running an mpmd_map are never
-  // bound, nor is the launching thread.
+  // id k to the k-th usable CPU, counting from the CPU the runtime is made
+  // on), the workers in fiber mode. Bound, two devices that meet cannot be
+  // left on one CPU by the scheduler, where every meeting costs a pair of
+  // context switches (a 2-device psum 2.5 us instead of 0.2 us). Unset: the
+  // MESHSIM_BIND environment variable ("cores" or "none"; anything else is
+  // an InvalidArgumentError), else bound when the runtime has 2 to
+  // usable_cores() such threads (max_devices, or the workers), unbound
+  // otherwise: more threads must share CPUs, and the scheduler balances
+  // them better unbound.
+  // The usable CPUs are those of the thread that makes the runtime (its
+  // affinity mask), or, made in a device body, those of the body's runtime.
+  // The runtime's other threads (unbound ones, the cores of a device running
+  // an mpmd_map) may run on all of them, whatever CPU the thread that
+  // started them was bound to. The launching thread is never bound: in fiber
+  // mode without a launch_timeout it runs the first block of devices itself,
+  // and worker 0 waits. A thread a body starts runs where its device does, as
+  // any thread starts on its creator's CPUs. If the system refuses to bind a
+  // thread, it runs where it was, and binds_threads() says false.
   std::optional<bool> bind_threads;
   // Virtual time for every launch that does not set its own
   // (LaunchOptions::time), so shard_map and pmap programs keep it too. Unset:
@@ -203,7 +210,8 @@ class Runtime {
   // How this runtime runs its devices, and (fiber mode) on how many workers.
   ExecutionMode execution() const;
   int fiber_workers() const;
-  // Whether the runtime binds its threads to CPUs (RuntimeOptions::bind_threads).
+  // Whether the runtime binds its threads to CPUs (RuntimeOptions::bind_threads),
+  // and the system bound every one it started so far.
   bool binds_threads() const;
   // Fiber mode: the stacks mapped so far (all zero in thread mode).
   FiberStackStats fiber_stack_stats() const;

@@ -9,8 +9,10 @@
 
 namespace meshsim {
 
-// CPUs this process may run on (its affinity mask, which a container or
-// taskset narrows; not the machine's count): what waits plan for. Read once.
+// CPUs the calling thread may run on (its affinity mask, which a container
+// or taskset narrows; not the machine's count), or, on a thread of a
+// runtime, the runtime's (RuntimeOptions::bind_threads): what waits plan
+// for. Read on a thread's first call and again whenever it makes a Runtime.
 int usable_cores();
 
 struct WaitPolicy {

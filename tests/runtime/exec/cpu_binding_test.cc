@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <mutex>
 #include <set>
 #include <vector>
@@ -61,7 +62,7 @@ void expect_unbound(const std::vector<std::vector<int>>& cpus) {
   for (const std::vector<int>& mine : cpus) EXPECT_EQ(mine, usable_cpus());
 }
 
-TEST(CpuBindingTest, UsableCpusAreTheProcessMask) {
+TEST(CpuBindingTest, UsableCpusAreTheThreadsMask) {
   EXPECT_EQ(usable_cpus(), my_cpus());
   EXPECT_EQ(usable_cores(), static_cast<int>(usable_cpus().size()));
 }
@@ -137,6 +138,61 @@ TEST(CpuBindingTest, TheEnvironmentChoosesWhenTheOptionIsUnset) {
   }
   const ScopedEnv typo("MESHSIM_BIND", "core");
   EXPECT_ERROR(Runtime(2, threads()), InvalidArgumentError, "MESHSIM_BIND: unknown binding 'core'");
+  const ScopedEnv odd("MESHSIM_BIND", "none\n\xff");
+  EXPECT_ERROR(Runtime(2, threads()), InvalidArgumentError, "binding 'none\\x0a\\xff':");
+}
+
+// A runtime made in the body of a bound device uses the CPUs of the body's
+// runtime, not the device's one CPU: its unbound threads run on all of them
+// (a Linux thread inherits its creator's mask), and it binds as it would on
+// the host.
+TEST(CpuBindingTest, ARuntimeMadeInABoundBodyUsesAllTheCpus) {
+  if (usable_cores() < 2) GTEST_SKIP() << "needs 2 usable CPUs";
+  for (const ExecutionMode mode : {ExecutionMode::kThreads, ExecutionMode::kFibers}) {
+    RuntimeOptions outer_options;
+    outer_options.execution = mode;
+    outer_options.launch_timeout = std::chrono::seconds(60);  // bodies on workers
+    Runtime outer(2, outer_options);
+    ASSERT_TRUE(outer.binds_threads());
+    std::vector<std::vector<int>> inner_unbound, inner_bound;
+    std::vector<int> body_cpus;
+    outer.launch(Mesh::make({{"x", 2}}), [&](DeviceContext& ctx) {
+      if (ctx.position() != 1) return;
+      body_cpus = my_cpus();
+      Runtime unbound(usable_cores() + 1, threads());
+      inner_unbound = cpus_by_position(unbound, usable_cores() + 1);
+      Runtime bound(2, threads());
+      EXPECT_TRUE(bound.binds_threads());
+      inner_bound = cpus_by_position(bound, 2);
+    });
+    EXPECT_EQ(body_cpus.size(), 1u);
+    expect_unbound(inner_unbound);
+    expect_one_cpu_each_all_different(inner_bound);
+  }
+}
+
+// The usable CPUs are read when a runtime is made: a mask the program set
+// since then counts.
+TEST(CpuBindingTest, TheMaskIsReadWhenARuntimeIsMade) {
+  if (usable_cores() < 2) GTEST_SKIP() << "needs 2 usable CPUs";
+  const std::vector<int> all = usable_cpus();
+  EXPECT_TRUE(Runtime(2, threads()).binds_threads());
+  const auto set_mask = [](const std::vector<int>& cpus) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int cpu : cpus) CPU_SET(cpu, &set);
+    return sched_setaffinity(0, sizeof(set), &set) == 0;
+  };
+  struct Restore {
+    std::function<bool()> restore;
+    ~Restore() { EXPECT_TRUE(restore()); }
+  } restore{[&] { return set_mask(all); }};
+  ASSERT_TRUE(set_mask({all.back()}));
+  Runtime runtime(2, threads());
+  EXPECT_FALSE(runtime.binds_threads());  // one usable CPU: nothing to bind
+  for (const std::vector<int>& mine : cpus_by_position(runtime, 2)) {
+    EXPECT_EQ(mine, std::vector<int>{all.back()});
+  }
 }
 
 }  // namespace

@@ -4,30 +4,77 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <span>
 #include <string>
 #include <string_view>
+#include <thread>
 
 #include "meshsim/mesh/error.h"
+#include "meshsim/mesh/internal/format.h"
 #include "meshsim/runtime/exec/wait_policy.h"
 
 namespace meshsim {
 namespace {
 
-std::vector<int> read_usable_cpus() {
-  std::vector<int> cpus;
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
-    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-      if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
+// The CPUs of the runtime that confined the calling thread (null: none), and
+// the calling thread's count of usable CPUs (0: not read yet).
+thread_local const std::vector<int>* confined_to = nullptr;
+thread_local int cores_here = 0;
+
+// A CPU set large enough for any CPU number below `cpus`.
+class DynamicCpuSet {
+ public:
+  explicit DynamicCpuSet(int cpus)
+      : cpus_(cpus), set_(CPU_ALLOC(cpus)), bytes_(CPU_ALLOC_SIZE(cpus)) {
+    if (set_ != nullptr) CPU_ZERO_S(bytes_, set_);
+  }
+  ~DynamicCpuSet() {
+    if (set_ != nullptr) CPU_FREE(set_);
+  }
+  DynamicCpuSet(const DynamicCpuSet&) = delete;
+  DynamicCpuSet& operator=(const DynamicCpuSet&) = delete;
+
+  bool valid() const { return set_ != nullptr; }
+  size_t bytes() const { return bytes_; }
+  cpu_set_t* get() { return set_; }
+  void add(int cpu) { CPU_SET_S(cpu, bytes_, set_); }
+  std::vector<int> members() const {
+    std::vector<int> out;
+    for (int cpu = 0; cpu < cpus_; ++cpu) {
+      if (CPU_ISSET_S(cpu, bytes_, set_)) out.push_back(cpu);
     }
+    return out;
   }
-  if (cpus.empty()) {  // no mask to read: every CPU the library knows of
-    const int count = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    for (int cpu = 0; cpu < count; ++cpu) cpus.push_back(cpu);
+
+ private:
+  int cpus_;
+  cpu_set_t* set_;
+  size_t bytes_;
+};
+
+// The calling thread's affinity mask; sched_getaffinity fails with EINVAL
+// while the set is smaller than the kernel's, so it grows until it fits.
+std::vector<int> own_mask() {
+  for (int cpus = 1024; cpus <= (1 << 20); cpus *= 2) {
+    DynamicCpuSet set(cpus);
+    if (!set.valid()) break;
+    if (sched_getaffinity(0, set.bytes(), set.get()) == 0) return set.members();
+    if (errno != EINVAL) break;
   }
-  return cpus;
+  std::vector<int> all;  // no mask to read: every CPU the library knows of
+  const int count = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  for (int cpu = 0; cpu < count; ++cpu) all.push_back(cpu);
+  return all;
+}
+
+// Confines the calling thread to `cpus`; false if the system refused.
+bool confine(std::span<const int> cpus) {
+  DynamicCpuSet set(cpus.empty() ? 1 : *std::max_element(cpus.begin(), cpus.end()) + 1);
+  if (!set.valid()) return false;
+  for (int cpu : cpus) set.add(cpu);
+  return pthread_setaffinity_np(pthread_self(), set.bytes(), set.get()) == 0;
 }
 
 std::optional<bool> bind_variable() {
@@ -36,38 +83,45 @@ std::optional<bool> bind_variable() {
   const std::string_view text(env);
   if (text == "cores") return true;
   if (text == "none") return false;
-  throw InvalidArgumentError("environment variable MESHSIM_BIND: unknown binding '" +
-                             std::string(text) + "': expected 'cores' or 'none'");
+  throw InvalidArgumentError("environment variable MESHSIM_BIND: unknown binding " +
+                             quote_text(text) + ": expected 'cores' or 'none'");
 }
 
 }  // namespace
 
-const std::vector<int>& usable_cpus() {
-  static const std::vector<int> cpus = read_usable_cpus();
+std::vector<int> usable_cpus() {
+  std::vector<int> cpus = confined_to != nullptr ? *confined_to : own_mask();
+  cores_here = static_cast<int>(cpus.size());
   return cpus;
 }
 
-int usable_cores() { return static_cast<int>(usable_cpus().size()); }
+int usable_cores() {
+  if (cores_here == 0) usable_cpus();
+  return cores_here;
+}
 
-CpuBinding CpuBinding::choose(std::optional<bool> requested, int threads) {
-  const std::optional<bool> wanted = requested ? requested : bind_variable();
+CpuBinding CpuBinding::choose(std::optional<bool> requested, std::optional<int> threads) {
   CpuBinding binding;
-  binding.enabled_ = wanted.value_or(threads >= 2 && threads <= usable_cores());
+  binding.cpus_ = usable_cpus();
+  const int count = threads.value_or(binding.cpu_count());
+  const std::optional<bool> wanted = requested ? requested : bind_variable();
+  binding.enabled_ = wanted.value_or(count >= 2 && count <= binding.cpu_count());
   if (binding.enabled_) {
-    const std::vector<int>& cpus = usable_cpus();
-    const auto here = std::find(cpus.begin(), cpus.end(), sched_getcpu());
-    binding.first_ = here != cpus.end() ? static_cast<size_t>(here - cpus.begin()) : 0;
+    const auto here = std::find(binding.cpus_.begin(), binding.cpus_.end(), sched_getcpu());
+    binding.first_ = here != binding.cpus_.end() ? static_cast<size_t>(here - binding.cpus_.begin())
+                                                 : 0;
   }
   return binding;
 }
 
-bool CpuBinding::bind(std::thread& thread, int k) const {
-  if (!enabled_) return true;
-  const std::vector<int>& cpus = usable_cpus();
-  cpu_set_t one;
-  CPU_ZERO(&one);
-  CPU_SET(cpus[(first_ + static_cast<size_t>(k)) % cpus.size()], &one);
-  return pthread_setaffinity_np(thread.native_handle(), sizeof(one), &one) == 0;
+void CpuBinding::enter(int k) const {
+  confined_to = &cpus_;
+  cores_here = cpu_count();
+  const bool placed =
+      enabled_ && k >= 0
+          ? confine(std::span<const int>(&cpus_[(first_ + static_cast<size_t>(k)) % cpus_.size()], 1))
+          : confine(cpus_);
+  if (!placed) refused_.store(true, std::memory_order_relaxed);
 }
 
 }  // namespace meshsim

@@ -1,50 +1,69 @@
 #pragma once
-// CpuBinding: which CPU each of a runtime's threads is bound to, when they
-// are bound at all (RuntimeOptions::bind_threads) — the device threads in
-// thread mode, the fiber workers in fiber mode — as `mpirun --bind-to core`
-// binds ranks.
+// CpuBinding: the CPUs of a runtime's threads — the device threads in thread
+// mode, the fiber workers in fiber mode, the cores of mpmd_map devices.
 //
-// Why: left to the scheduler, two device threads that meet often can share
-// one CPU while the other idles. Each meeting is then a pair of context
-// switches, and the kernel rarely separates such a pair, since only one of
-// them is runnable at a time. A 2-device psum then costs 2.5 us instead of
-// 0.2 us, for the whole launch. Bound threads cannot share a CPU.
+// When bound (RuntimeOptions::bind_threads), the device threads or the
+// workers each get one CPU, as `mpirun --bind-to core` binds ranks. Left to
+// the scheduler, two device threads that meet often can share one CPU while
+// the other idles. Each meeting is then a pair of context switches, and the
+// kernel rarely separates such a pair, since only one of them is runnable at
+// a time. A 2-device psum then costs 2.5 us instead of 0.2 us, for the whole
+// launch. Bound threads cannot share a CPU. The k-th bound thread goes to
+// cpus[(first + k) % count], where `first` is the CPU the runtime was made
+// on, so the runtimes of several processes on a large machine spread over
+// it instead of all taking its first CPUs.
 //
-// The k-th bound thread goes to usable_cpus()[(first + k) % count], where
-// `first` is the CPU the runtime was made on. So the runtimes of several
-// processes on a large machine spread over it, instead of all taking its
-// first CPUs.
+// Every other thread of the runtime may run on all of its CPUs: set
+// explicitly, since a Linux thread inherits the mask of the thread that
+// starts it, and a runtime made in a bound device's body would otherwise
+// confine its own threads to that device's one CPU.
 
+#include <atomic>
 #include <optional>
-#include <thread>
 #include <vector>
 
 namespace meshsim {
 
-// The CPUs in this process's affinity mask, read once, in increasing order
-// (never empty). usable_cores() is their count.
-const std::vector<int>& usable_cpus();
+// The CPUs a runtime made on the calling thread may use, read anew, in
+// increasing order, never empty: the thread's affinity mask (which taskset,
+// a cpuset or the program's own sched_setaffinity set), or, on a thread a
+// runtime confined (bound to one CPU or not), that runtime's CPUs. Also
+// refreshes the calling thread's usable_cores().
+std::vector<int> usable_cpus();
 
 class CpuBinding {
  public:
-  // Binds nothing.
-  CpuBinding() = default;
-  // The binding of a runtime with `threads` threads to bind: `requested`
-  // when set, else the MESHSIM_BIND environment variable ("cores" or
-  // "none"; anything else is an InvalidArgumentError), else bound when
-  // 2 <= threads <= usable_cores(). One thread has no peer to share a CPU
-  // with, and more threads than CPUs must share them; binding those would
-  // only keep the scheduler from balancing.
-  static CpuBinding choose(std::optional<bool> requested, int threads);
+  // The binding of a runtime made on the calling thread, with `threads`
+  // threads to bind (its device threads, or its fiber workers; unset: one
+  // per usable CPU): `requested` when set, else the MESHSIM_BIND environment
+  // variable ("cores" or "none"; anything else is an InvalidArgumentError),
+  // else bound when 2 <= threads <= the usable CPUs. One thread has no peer
+  // to share a CPU with, and more threads than CPUs must share them; binding
+  // those would only keep the scheduler from balancing.
+  static CpuBinding choose(std::optional<bool> requested, std::optional<int> threads);
 
   bool enabled() const { return enabled_; }
-  // Binds `thread` as the k-th bound thread (k >= 0). Does nothing when not
-  // enabled. Returns false if the system refused (the thread runs unbound).
-  bool bind(std::thread& thread, int k) const;
+  int cpu_count() const { return static_cast<int>(cpus_.size()); }
+  // Whether the system refused to place one of the threads (it then runs
+  // where it was).
+  bool refused() const { return refused_.load(std::memory_order_relaxed); }
+
+  // Called by each thread of the runtime on itself, first: binds it as the
+  // k-th bound thread when the binding is enabled and k >= 0, else lets it
+  // run on all the runtime's CPUs. Runtimes made on the thread later use
+  // the runtime's CPUs (usable_cpus()). `this` must outlive the thread.
+  void enter(int k) const;
+
+  CpuBinding(const CpuBinding& other)
+      : enabled_(other.enabled_), cpus_(other.cpus_), first_(other.first_) {}
 
  private:
+  CpuBinding() = default;
+
   bool enabled_ = false;
-  size_t first_ = 0;  // index into usable_cpus()
+  std::vector<int> cpus_;
+  size_t first_ = 0;  // index into cpus_
+  mutable std::atomic<bool> refused_{false};
 };
 
 }  // namespace meshsim

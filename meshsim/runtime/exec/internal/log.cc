@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "meshsim/mesh/error.h"
+#include "meshsim/mesh/internal/format.h"
 
 namespace meshsim {
 
@@ -23,8 +24,8 @@ std::shared_ptr<spdlog::logger> make_runtime_logger() {
   // every warning and error.
   const spdlog::level::level_enum parsed = spdlog::level::from_str(level);
   if (parsed == spdlog::level::off && std::string_view(level) != "off") {
-    throw InvalidArgumentError(std::string("environment variable MESHSIM_LOG_LEVEL: '") + level +
-                               "' is not one of trace, debug, info, warn, error, critical, off");
+    throw InvalidArgumentError("environment variable MESHSIM_LOG_LEVEL: " + quote_text(level) +
+                               " is not one of trace, debug, info, warn, error, critical, off");
   }
   logger->set_level(parsed);
   return logger;

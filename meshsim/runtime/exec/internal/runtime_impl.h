@@ -55,7 +55,7 @@ class RuntimeImpl {
   // `id` (for tests).
   bool claimed(int id) const;
   ExecutionMode execution() const { return execution_; }
-  bool binds_threads() const { return binding_.enabled(); }
+  bool binds_threads() const { return binding_.enabled() && !binding_.refused(); }
   int fiber_workers() const;
   FiberStackStats fiber_stack_stats() const;
   void launch(const Mesh& mesh, const std::function<void(DeviceContext&)>& body,

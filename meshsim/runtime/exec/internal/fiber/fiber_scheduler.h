@@ -28,8 +28,9 @@ namespace meshsim {
 
 class FiberScheduler {
  public:
-  // Starts `workers` worker threads, worker w bound as `binding`'s w-th
-  // thread; every fiber gets a stack of `stack_bytes`.
+  // Starts `workers` worker threads, worker w placed as `binding`'s w-th
+  // thread (`binding` must outlive the scheduler); every fiber gets a stack
+  // of `stack_bytes`.
   FiberScheduler(int workers, size_t stack_bytes, const CpuBinding& binding);
   // Joins the workers; no launch may be running.
   ~FiberScheduler();

@@ -12,12 +12,14 @@ namespace meshsim {
 
 FiberWorker::FiberWorker(int index, const CpuBinding& binding) {
   try {
-    thread_ = std::thread([this] { main(); });
+    thread_ = std::thread([this, index, &binding] {
+      binding.enter(index);
+      main();
+    });
   } catch (const std::system_error& e) {
     throw ResourceError("cannot start fiber worker thread " + std::to_string(index) + ": " +
                         e.what() + " (RuntimeOptions::fiber_workers)");
   }
-  binding.bind(thread_, index);
   const std::string name = "meshsim-fw" + std::to_string(index);
   pthread_setname_np(thread_.native_handle(), name.substr(0, 15).c_str());
 }

@@ -17,8 +17,8 @@ namespace meshsim {
 
 class FiberWorker {
  public:
-  // Starts the thread, bound as `binding`'s index-th thread. `index` names
-  // it in logs and debuggers too.
+  // Starts the thread, placed as `binding`'s index-th thread (which must
+  // outlive the worker). `index` names it in logs and debuggers too.
   FiberWorker(int index, const CpuBinding& binding);
   // Stops once it has no fibers left, and joins.
   ~FiberWorker();

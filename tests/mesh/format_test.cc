@@ -1,0 +1,35 @@
+// quote_text: how a user's text (an environment variable, a CLI value)
+// appears in a message: printable ASCII as is, other bytes as \xNN, and a
+// long text cut with its length.
+
+#include "meshsim/mesh/internal/format.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace meshsim::format_test {
+namespace {
+
+TEST(QuoteText, KeepsPrintableAsciiBetweenQuotes) {
+  EXPECT_EQ(quote_text("cores"), "'cores'");
+  EXPECT_EQ(quote_text(""), "''");
+  EXPECT_EQ(quote_text(" a b "), "' a b '");
+}
+
+TEST(QuoteText, EscapesEveryOtherByte) {
+  EXPECT_EQ(quote_text("none\n"), "'none\\x0a'");
+  EXPECT_EQ(quote_text("\xff\x01"), "'\\xff\\x01'");
+  EXPECT_EQ(quote_text("a\\b"), "'a\\x5cb'");  // a backslash cannot pass for an escape
+  EXPECT_EQ(quote_text(std::string("a\0b", 3)), "'a\\x00b'");
+}
+
+TEST(QuoteText, CutsALongTextAndSaysHowLongItWas) {
+  EXPECT_EQ(quote_text(std::string(64, 'x')), "'" + std::string(64, 'x') + "'");
+  EXPECT_EQ(quote_text(std::string(100'000, 'x')),
+            "'" + std::string(64, 'x') + "'... (100000 bytes)");
+  EXPECT_EQ(quote_text("abcdef", 3), "'abc'... (6 bytes)");
+}
+
+}  // namespace
+}  // namespace meshsim::format_test
