@@ -119,8 +119,9 @@ void write_algorithms(const AlgorithmRegistry& registry, const AlgorithmsOptions
       {"collective", "name", "preconditions", "cost", "tunables", "description"}};
   for (meshsim::Collective c : chosen) {
     for (const AlgorithmInfo* info : registry.list(c)) {
-      lines.push_back({std::string(collective_name(c)), info->name, describe_preconditions(info->preconditions),
-                       info->cost_formula, tunables_text(*info), info->description});
+      lines.push_back({std::string(collective_name(c)), info->name,
+                       describe_preconditions(info->preconditions), info->cost_formula,
+                       tunables_text(*info), info->description});
     }
   }
   write_table(lines, out);

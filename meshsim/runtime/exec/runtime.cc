@@ -35,7 +35,8 @@ void in_seconds(LaunchRecord& record, const LaunchTime& time) {
     return;
   }
   for (size_t position = 0; position < record.end_times.size(); ++position) {
-    record.end_times[position] = time.seconds(static_cast<int>(position), record.end_times[position]);
+    record.end_times[position] =
+        time.seconds(static_cast<int>(position), record.end_times[position]);
   }
   for (TraceEvent& e : record.events) {
     e.virtual_start = time.seconds(e.position, e.virtual_start);
@@ -496,7 +497,8 @@ DeviceState& RuntimeImpl::start_agent(int id, int core) {
       throw ResourceError("cannot start the thread of device " + std::to_string(id) +
                           (core > 0 ? " core " + std::to_string(core) : std::string()) + " (" +
                           std::to_string(started_.size()) + " started): " + e.what() +
-                          "; fiber mode (RuntimeOptions::execution) runs many devices on a few threads");
+                          "; fiber mode (RuntimeOptions::execution) runs many devices on a few "
+                          "threads");
     }
   }
   return *started_.emplace_back(std::move(state));
@@ -532,7 +534,8 @@ std::string RuntimeImpl::describe(const Mesh& mesh) const {
   return out + "])";
 }
 
-void RuntimeImpl::check_not_nested_on_own_devices(const Mesh& mesh, const DeviceState& caller) const {
+void RuntimeImpl::check_not_nested_on_own_devices(const Mesh& mesh,
+                                                  const DeviceState& caller) const {
   // The caller's body runs in caller.launch (written before the caller's
   // thread or fiber was started for it). Each enclosing launch waits for the one inside
   // it, so a device any of them holds is never freed.
@@ -571,7 +574,8 @@ std::shared_ptr<MeshState> RuntimeImpl::intern(const Mesh& mesh) {
   std::shared_ptr<MeshState> fresh = meshes_.front().state;
   // Drop the least recently launched meshes no launch holds. use_count() is
   // exact here: only this function, under the lock, copies the pointers.
-  for (auto it = meshes_.end(); meshes_.size() > Runtime::kMaxInternedMeshes && it != meshes_.begin();) {
+  for (auto it = meshes_.end();
+       meshes_.size() > Runtime::kMaxInternedMeshes && it != meshes_.begin();) {
     --it;
     if (it->state.use_count() > 1) continue;
     const auto [from, to] = mesh_index_.equal_range(it->hash);

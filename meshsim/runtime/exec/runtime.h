@@ -11,8 +11,9 @@
 // the launch is cancelled, and the first error is rethrown here with its
 // device id (meshsim errors keep their type; other exceptions become a
 // DeviceError; an error a body let escape from a launch it made is that
-// body's device's, with the inner device in its message). A DeadlockError is thrown when every device is blocked inside
-// meshsim, or a CollectiveMismatchError when those devices wait in one
+// body's device's, with the inner device in its message). A DeadlockError is
+// thrown when every device is blocked inside meshsim, or a
+// CollectiveMismatchError when those devices wait in one
 // collective over different groups; also by one body of a cycle of launches
 // from device bodies that wait for each other's devices (the one with the
 // smallest device id, within ~20 ms). The runtime stays usable after
@@ -24,8 +25,9 @@
 // through shard_map / pmap) runs when its devices are free or held by
 // unrelated launches; if the launch running that body, or one enclosing it
 // (also through launches on another Runtime), holds one of them, it would wait
-// for itself forever and throws RuntimeUsageError at once. Destroying a Runtime while launches run is a program
-// error: the destructor logs it and waits for them to finish; launches
+// for itself forever and throws RuntimeUsageError at once. Destroying a
+// Runtime while launches run is a program error: the destructor logs it and
+// waits for them to finish; launches
 // started after destruction began throw RuntimeUsageError.
 
 #include <chrono>

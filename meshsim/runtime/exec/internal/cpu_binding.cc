@@ -117,10 +117,9 @@ CpuBinding CpuBinding::choose(std::optional<bool> requested, std::optional<int> 
 void CpuBinding::enter(int k) const {
   confined_to = &cpus_;
   cores_here = cpu_count();
-  const bool placed =
-      enabled_ && k >= 0
-          ? confine(std::span<const int>(&cpus_[(first_ + static_cast<size_t>(k)) % cpus_.size()], 1))
-          : confine(cpus_);
+  const bool bound = enabled_ && k >= 0;
+  const size_t mine = (first_ + static_cast<size_t>(std::max(k, 0))) % cpus_.size();
+  const bool placed = confine(bound ? std::span<const int>(&cpus_[mine], 1) : cpus_);
   if (!placed) refused_.store(true, std::memory_order_relaxed);
 }
 

@@ -221,7 +221,9 @@ bool Waiter::wait_change_until_in_fiber(Fiber& fiber, const WaitWord& word, uint
 namespace meshsim {
 
 bool Waiter::wait_change_until(const WaitWord& word, uint32_t seen, Clock::time_point deadline) {
-  if (Fiber* fiber = Fiber::current()) return wait_change_until_in_fiber(*fiber, word, seen, deadline);
+  if (Fiber* fiber = Fiber::current()) {
+    return wait_change_until_in_fiber(*fiber, word, seen, deadline);
+  }
   auto& mutable_word = const_cast<WaitWord&>(word);
   for (;;) {
     if (word.load() != seen) return true;
