@@ -282,8 +282,9 @@ void KernelContext::took(int index, uint32_t units, RawTraceEvent* event) {
       } else if (s.source != me.agent) {
         // From another function on this device: no network; a copy moves
         // within its memory, at the memory bandwidth (free without one).
-        clock.receive_local(me.id, s.source, s.departure,
-                            s.bytes > 0 && bandwidth > 0 ? static_cast<double>(s.bytes) / bandwidth : 0);
+        clock.receive_local(
+            me.id, s.source, s.departure,
+            s.bytes > 0 && bandwidth > 0 ? static_cast<double>(s.bytes) / bandwidth : 0);
       } else if (s.bytes > 0 && bandwidth > 0) {
         // A copy within its memory, at the device's memory bandwidth. (Its
         // own signal, or such a copy with no bandwidth given, departed at a
@@ -491,11 +492,14 @@ void KernelContext::start(const AsyncCopy& copy) {
     e->bytes = static_cast<int64_t>(f.bytes);
   }
   if (shard_->stamps != nullptr) {
-    f.stamp = stamp_now(static_cast<int64_t>(f.bytes), f.target != position_ ? trace.event() : nullptr);
+    f.stamp = stamp_now(static_cast<int64_t>(f.bytes),
+                        f.target != position_ ? trace.event() : nullptr);
   }
   if (const RaceDetector* races = group_->races.get()) {
     // The copy's read and write come after everything the device did so
-    // far, and before nothing it does next until it waits for them.
+    // far, and before nothing it does next until it waits for them. Its
+    // write comes after its read (a DMA reads what it writes first), so
+    // waiting for its receive orders both; its send orders the read only.
     ActorClocks& own = *agent_->clocks;
     own.reader.join(own.device);
     own.reader.tick(races->reader_actor(position_));
@@ -503,11 +507,11 @@ void KernelContext::start(const AsyncCopy& copy) {
                   copy.src_.byte_offset() + f.bytes, false, races->reader_actor(position_),
                   own.reader, "DMA read");
     own.writer.join(own.device);
+    own.writer.join(own.reader);
     own.writer.tick(races->writer_actor(position_));
-    const int reader = races->reader_actor(position_);
     races->access(*group_->shards[f.target]->races, f.target, copy.dst_.buffer(),
                   copy.dst_.byte_offset(), copy.dst_.byte_offset() + f.bytes, true,
-                  races->writer_actor(position_), own.writer, "DMA write", {reader, own.reader[reader]});
+                  races->writer_actor(position_), own.writer, "DMA write");
     f.send_clock = own.reader;
     f.recv_clock = own.writer;
   }
@@ -610,7 +614,9 @@ bool KernelContext::land_next(KernelShard& target, int recv_cell, int issuer) {
   std::vector<int> issuers;
   for (size_t i = 0; i < target.inbox.size(); ++i) {
     const InFlightCopy& f = *target.inbox[i];
-    if ((recv_cell >= 0 && f.recv_cell != recv_cell) || (issuer >= 0 && f.issuer != issuer)) continue;
+    if ((recv_cell >= 0 && f.recv_cell != recv_cell) || (issuer >= 0 && f.issuer != issuer)) {
+      continue;
+    }
     if (std::find(issuers.begin(), issuers.end(), f.issuer) != issuers.end()) continue;
     issuers.push_back(f.issuer);
     heads.push_back(i);

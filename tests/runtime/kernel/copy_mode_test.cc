@@ -307,6 +307,45 @@ TEST(RaceDetectionTest, OverwritingABufferItsOwnerStillReadsIsARace) {
                DataRaceError, "data race in kernel 'no_handshake' on buffer 0 of device 1");
 }
 
+// Device 1 sends its buffer to device 0; device 0, once it received it,
+// sends its own buffer into device 1's, the first copy's source. The receive
+// means the first copy has read that source too (a DMA reads before it
+// writes), so the second may overwrite it: no race, in every mode.
+TEST(RaceDetectionTest, AReceiveOrdersTheCopysReadOfItsSource) {
+  for (const Mode mode : every_mode()) {
+    Runtime rt(2);
+    std::vector<std::vector<int32_t>> got(2);
+    rt.launch(line(2), [&](DeviceContext& ctx) {
+      KernelSpec spec("swap_after_receive");
+      spec.set_copy_mode(mode.copies, mode.seed).set_race_detection(true);
+      const BufferRef mine = spec.buffer({4}, DType::kInt32);
+      const BufferRef landed = spec.buffer({4}, DType::kInt32);
+      const DmaSemaphore send = spec.dma_semaphore(), recv = spec.dma_semaphore();
+      const DmaSemaphore send_back = spec.dma_semaphore(), recv_back = spec.dma_semaphore();
+      run_kernel(ctx, spec, [&](KernelContext& k) {
+        const int me = k.device_id();
+        for (int32_t& v : k.write<int32_t>(mine)) v = 10 * (me + 1);
+        if (me == 1) {
+          AsyncCopy there = k.make_async_remote_copy(mine, landed, send, recv, 0);
+          there.start();
+          k.make_async_remote_copy(mine, mine, send_back, recv_back, 1).wait_recv();
+          there.wait_send();
+        } else {
+          k.make_async_remote_copy(mine, landed, send, recv, 0).wait_recv();
+          AsyncCopy back = k.make_async_remote_copy(mine, mine, send_back, recv_back, 1);
+          back.start();
+          back.wait_send();
+        }
+        const auto values = k.read<int32_t>(me == 0 ? landed : mine);
+        got[me].assign(values.begin(), values.end());
+      });
+    });
+    // Device 0 received device 1's 20s, and device 1 device 0's 10s.
+    EXPECT_EQ(got[0], std::vector<int32_t>(4, 20));
+    EXPECT_EQ(got[1], std::vector<int32_t>(4, 10));
+  }
+}
+
 TEST(RaceDetectionTest, AHandshakeOrdersTheReuse) {
   Runtime rt(2);
   rt.launch(line(2), [&](DeviceContext& ctx) {

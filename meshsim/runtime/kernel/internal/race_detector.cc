@@ -1,6 +1,7 @@
 #include "meshsim/runtime/kernel/internal/race_detector.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "meshsim/runtime/exec/errors.h"
 #include "meshsim/runtime/kernel/internal/pending_units.h"
@@ -13,7 +14,9 @@ void VectorClock::join(const VectorClock& other) {
 
 RaceDetector::RaceDetector(std::string kernel, std::vector<int> device_ids,
                            std::vector<int> programs)
-    : kernel_(std::move(kernel)), device_ids_(std::move(device_ids)), programs_(std::move(programs)) {}
+    : kernel_(std::move(kernel)),
+      device_ids_(std::move(device_ids)),
+      programs_(std::move(programs)) {}
 
 std::string RaceDetector::actor_name(int actor) const {
   const int n = static_cast<int>(device_ids_.size());
@@ -29,8 +32,7 @@ std::string RaceDetector::actor_name(int actor) const {
 }
 
 void RaceDetector::access(ShardRaces& races, int owner, int buffer, size_t begin, size_t end,
-                          bool write, int actor, const VectorClock& clock, const char* op,
-                          std::pair<int, uint32_t> same) const {
+                          bool write, int actor, const VectorClock& clock, const char* op) const {
   if (begin == end) return;
   const uint32_t epoch = clock[actor];
   std::lock_guard lock(races.mu);
@@ -38,7 +40,6 @@ void RaceDetector::access(ShardRaces& races, int owner, int buffer, size_t begin
   for (const ShardRaces::Access& prior : history) {
     const bool overlap = prior.begin < end && begin < prior.end;
     if (!overlap || !(write || prior.write) || prior.epoch <= clock[prior.actor]) continue;
-    if (prior.actor == same.first && prior.epoch == same.second) continue;
     const auto bytes = [](size_t b, size_t e) {
       return "bytes [" + std::to_string(b) + ", " + std::to_string(e) + ")";
     };
