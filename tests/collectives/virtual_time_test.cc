@@ -12,6 +12,7 @@
 #include <cmath>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -199,6 +200,28 @@ TEST(VirtualTime, OffMeansZeroClocksAndNoRecord) {
   }, {.record = &record});
   EXPECT_TRUE(record.end_times.empty());
   EXPECT_EQ(record.makespan(), 0.0);
+}
+
+// A failed launch reports no end times: each device's clock stopped where
+// it was cancelled, which varies from run to run (device 2 may throw while
+// the others still price the first psum, or once they wait in the second).
+TEST(VirtualTime, AFailedLaunchHasNoEndTimes) {
+  Runtime runtime(4);
+  for (int run = 0; run < 20; ++run) {
+    LaunchRecord record;
+    record.end_times = {1.0};
+    EXPECT_THROW(runtime.launch(
+                     Mesh::make({{"x", 4}}),
+                     [](DeviceContext& ctx) {
+                       psum(ctx, Array::full({4}, DType::kFloat32, 1), "x");
+                       if (ctx.position() == 2) throw std::runtime_error("boom");
+                       psum(ctx, Array::full({4}, DType::kFloat32, 1), "x");
+                     },
+                     {.time = fully_connected(4), .record = &record}),
+                 DeviceError);
+    EXPECT_TRUE(record.end_times.empty()) << "run " << run;
+    EXPECT_EQ(record.makespan(), 0.0);
+  }
 }
 
 TEST(VirtualTime, RuntimeDefaultAppliesToEveryLaunch) {

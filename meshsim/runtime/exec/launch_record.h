@@ -13,16 +13,19 @@ namespace meshsim {
 
 struct LaunchRecord {
   // Each device's clock when its body returned, by mesh position. Empty
-  // when the launch ran without virtual time, and when it priced after it
-  // ended (virtual_time.h) but failed, its replay failed (the launch throws
-  // the replay's error unless it has an error of its own, e.g. unreceived
-  // messages) or its trace could not be exported.
+  // when the launch ran without virtual time or failed (each device's clock
+  // stopped wherever it was cancelled, which varies from run to run), and
+  // when it priced after it ended (virtual_time.h) and its replay failed (the
+  // launch throws the replay's error unless it has an error of its own, e.g.
+  // unreceived messages) or its trace could not be exported.
   std::vector<double> end_times;
   // The latest of end_times (0 when empty): the program's modeled duration.
   double makespan() const;
 
   // With LaunchOptions::trace: every device's events, by mesh position, each
-  // device's in the order they began. Empty otherwise.
+  // device's in the order they began. Empty otherwise. A failed launch keeps
+  // the events its devices recorded before they stopped: how far each got
+  // varies from run to run.
   std::vector<TraceEvent> events;
   // Events not kept because a device reached LaunchOptions::trace_capacity.
   size_t events_dropped = 0;

@@ -733,7 +733,9 @@ void RuntimeImpl::run(const Mesh& mesh_arg, const std::function<void(DeviceConte
     }
   }
   if (options.record != nullptr) {
-    options.record->end_times = launch->end_times();
+    // A failed launch's clocks stopped wherever each device was cancelled,
+    // which varies from run to run: it has no end times to report.
+    if (!launch->failed()) options.record->end_times = launch->end_times();
     if (time != nullptr && time->deferred()) in_seconds(*options.record, *time);
   }
   if (launch->failed()) launch->rethrow();
