@@ -360,17 +360,26 @@ Semaphore KernelContext::barrier_semaphore() {
 namespace {
 
 // Whether `ref` can be a region of a buffer declared as `declared`: the
-// same dtype, and a shape that at() (drops leading dims) and slice() (fewer
-// rows of the leading dim) can make of the declared one. A ref of another
-// KernelSpec's buffer with the same index fails this unless laid out alike.
+// same dtype, and a shape and place that at() (drops leading dims) and
+// slice() (fewer rows of the leading dim, within one block of them) can make
+// of the declared one. A ref of another KernelSpec's buffer with the same
+// index fails this unless laid out alike.
 bool fits_declaration(const BufferRef& ref, const Array& declared) {
   if (ref.dtype() != declared.dtype()) return false;
   const Shape& r = ref.shape();
   const Shape& d = declared.shape();
+  const size_t esize = dtype_size(ref.dtype());
   if (r.size() > d.size()) return false;
-  if (r.empty()) return true;
+  if (r.empty()) return ref.byte_offset() % esize == 0;
   const size_t lead = d.size() - r.size();
-  return r[0] <= d[lead] && std::equal(r.begin() + 1, r.end(), d.begin() + lead + 1);
+  if (r[0] > d[lead] || !std::equal(r.begin() + 1, r.end(), d.begin() + lead + 1)) return false;
+  // Bytes per row of the leading dim, and per block of its d[lead] rows.
+  size_t row = esize;
+  for (size_t k = lead + 1; k < d.size(); ++k) row *= static_cast<size_t>(d[k]);
+  const size_t block = row * static_cast<size_t>(d[lead]);
+  if (block == 0) return true;  // no bytes to address
+  const size_t offset = ref.byte_offset();
+  return offset % row == 0 && offset % block / row + static_cast<size_t>(r[0]) <= block / row;
 }
 
 }  // namespace

@@ -502,6 +502,13 @@ TEST(KernelErrorTest, ABufferRefOfAnotherLayoutIsAnErrorNotAReinterpretation) {
       EXPECT_ERROR(k.read<float>(as_rows.at(1)), ShapeError, "its buffer 0 is float32(4, 2)");
       EXPECT_ERROR(k.make_async_copy(as_rows.at(0), mine.slice(0, 2), sem).start(), ShapeError,
                    "has no buffer 0 bytes [0, 16) float32(4): its buffer 0 is float32(4, 2)");
+      // A region alike in shape, but across two rows of this spec's buffer:
+      // no at() or slice() makes it.
+      KernelSpec flat;
+      const BufferRef eight = flat.buffer({8}, DType::kFloat32);
+      EXPECT_ERROR(k.read<float>(eight.slice(1, 2)), ShapeError,
+                   "has no buffer 0 bytes [4, 12) float32(2): its buffer 0 is float32(4, 2)");
+      EXPECT_EQ(k.read<float>(eight.slice(2, 2)).size(), 2u);  // row 1, as mine.at(1)
       // What at() and slice() make of this spec's own buffer is accepted.
       k.write<float>(mine.at(3))[1] = 7;
       EXPECT_EQ(k.read<float>(mine.slice(2, 2))[3], 7);
