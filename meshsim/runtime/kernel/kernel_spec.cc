@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "meshsim/mesh/error.h"
+#include "meshsim/mesh/internal/format.h"
 
 namespace meshsim {
 
@@ -44,6 +45,18 @@ std::string BufferRef::to_string() const {
          shape_to_string(shape_);
 }
 
+const char* copy_mode_name(CopyMode mode) {
+  switch (mode) {
+    case CopyMode::kEager:
+      return "eager";
+    case CopyMode::kOnWait:
+      return "on_wait";
+    case CopyMode::kRandom:
+      return "random";
+  }
+  return "?";
+}
+
 KernelSpec::KernelSpec(std::string name) : name_(std::move(name)) {
   if (const char* env = std::getenv("MESHSIM_KERNEL_COPIES"); env != nullptr && *env != '\0') {
     const std::string_view value(env);
@@ -59,15 +72,15 @@ KernelSpec::KernelSpec(std::string name) : name_(std::move(name)) {
       copy_mode_ = CopyMode::kRandom;
       copy_seed_ = std::stoull(std::string(value.substr(7)));
     } else {
-      throw InvalidArgumentError("MESHSIM_KERNEL_COPIES='" + std::string(value) +
-                                 "': expected eager, on_wait, random or random:SEED");
+      throw InvalidArgumentError("MESHSIM_KERNEL_COPIES=" + quote_text(value) +
+                                 ": expected eager, on_wait, random or random:SEED");
     }
   }
   if (const char* env = std::getenv("MESHSIM_KERNEL_RACES"); env != nullptr && *env != '\0') {
     const std::string_view value(env);
     if (value != "0" && value != "1") {
-      throw InvalidArgumentError("MESHSIM_KERNEL_RACES='" + std::string(value) +
-                                 "': expected 0 or 1");
+      throw InvalidArgumentError("MESHSIM_KERNEL_RACES=" + quote_text(value) +
+                                 ": expected 0 or 1");
     }
     race_detection_ = value == "1";
   }

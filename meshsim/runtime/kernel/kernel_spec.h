@@ -39,6 +39,9 @@ enum class CopyMode {
             // at later start() calls
 };
 
+// "eager", "on_wait" or "random", as MESHSIM_KERNEL_COPIES spells them.
+const char* copy_mode_name(CopyMode mode);
+
 // A contiguous, row-major region of a symmetric buffer: the whole buffer, or
 // what at() and slice() cut from it along its leading dimensions (as
 // `ref.at[i]` and `ref.at[pl.ds(start, size)]` do in Pallas).

@@ -61,6 +61,37 @@ std::string spec_difference(const KernelSpec& mine, const KernelSpec& first, int
   if (a.size() != b.size()) {
     return std::to_string(a.size()) + " buffers" + them + std::to_string(b.size());
   }
+  const auto count = [&](int mine_n, int first_n, const char* what) {
+    return std::to_string(mine_n) + " " + what + them + std::to_string(first_n);
+  };
+  if (mine.semaphores() != first.semaphores()) {
+    return count(mine.semaphores(), first.semaphores(), "semaphores");
+  }
+  if (mine.dma_semaphores() != first.dma_semaphores()) {
+    return count(mine.dma_semaphores(), first.dma_semaphores(), "DMA semaphores");
+  }
+  const auto option = [&](const char* what, const std::string& mine_value,
+                          const std::string& first_value) {
+    return std::string(what) + " " + mine_value + them + what + " " + first_value;
+  };
+  const auto id = [](const KernelSpec& s) {
+    return s.collective_id() ? std::to_string(*s.collective_id()) : std::string("none");
+  };
+  if (mine.collective_id() != first.collective_id()) {
+    return option("collective id", id(mine), id(first));
+  }
+  if (mine.copy_mode() != first.copy_mode() || mine.copy_seed() != first.copy_seed()) {
+    const auto mode = [](const KernelSpec& s) {
+      std::string text = copy_mode_name(s.copy_mode());
+      if (s.copy_mode() == CopyMode::kRandom) text += ":" + std::to_string(s.copy_seed());
+      return text;
+    };
+    if (mode(mine) != mode(first)) return option("copy mode", mode(mine), mode(first));
+  }
+  if (mine.race_detection() != first.race_detection()) {
+    const auto on = [](bool b) { return std::string(b ? "on" : "off"); };
+    return option("race detection", on(mine.race_detection()), on(first.race_detection()));
+  }
   return {};
 }
 
@@ -165,7 +196,8 @@ void KernelRun::run(DeviceContext& ctx, const KernelSpec& spec, const KernelProg
     throw CancelledError("run_kernel of kernel '" + spec.name() + "' on device " +
                          std::to_string(device.id) + ": the launch failed and was cancelled");
   }
-  const GroupRef group = DeviceHooks::group(ctx, AxisNames(ctx.mesh().abstract_mesh().axis_names()));
+  const GroupRef group =
+      DeviceHooks::group(ctx, AxisNames(ctx.mesh().abstract_mesh().axis_names()));
   Rendezvous& meeting = *group.rendezvous;
   const int position = group.rank;
   // The first function on a device makes its shard; the others on it (an
@@ -212,14 +244,10 @@ void KernelRun::run(DeviceContext& ctx, const KernelSpec& spec, const KernelProg
     }
   }
 
+  // The specs are compared after the meeting (spec_difference), which names
+  // the kernel and what differs.
   CollectiveCall entry("run_kernel", DType::kFloat32, {});
   entry.has_operand = false;
-  entry.param("semaphores", spec.semaphores())
-      .param("dma_semaphores", spec.dma_semaphores())
-      .param("collective_id", spec.collective_id().value_or(-1))
-      .param("copy_mode", static_cast<int>(spec.copy_mode()))
-      .param("copy_seed", static_cast<int64_t>(spec.copy_seed()))
-      .param("race_detection", spec.race_detection());
   const EntryOffer offer{&kernel_group, &spec};
   try {
     OpScope scope(ctx, "run_kernel (entry)", group);
@@ -237,7 +265,9 @@ void KernelRun::run(DeviceContext& ctx, const KernelSpec& spec, const KernelProg
     kernel_group->shards[position] = shard.get();  // null unless it owns one
     meeting.arrive(position, waiter);  // every shard is in the table
     if (shared_shards) {
-      if (!owns_shard) kernel_group->shards[position] = kernel_group->shards[programs.owner_of(position)];
+      if (!owns_shard) {
+        kernel_group->shards[position] = kernel_group->shards[programs.owner_of(position)];
+      }
       meeting.arrive(position, waiter);  // and at every position of its device
     }
   } catch (...) {

@@ -432,7 +432,34 @@ TEST(KernelErrorTest, DevicesDeclaringDifferentSpecsAreAMismatch) {
                            for (int s = 0; s < 1 + ctx.position(); ++s) spec.semaphore();
                            run_kernel(ctx, spec, [](KernelContext&) {});
                          }),
-               CollectiveMismatchError, "called run_kernel(semaphores=1, dma_semaphores=0");
+               CollectiveMismatchError,
+               "kernel 'k' on Mesh(x=2): device 1 declares 2 semaphores but device 0 declares 1");
+  // The name first, whatever else differs.
+  EXPECT_ERROR(rt.launch(ring_mesh(2),
+                         [&](DeviceContext& ctx) {
+                           KernelSpec spec(ctx.position() == 0 ? "d" : "e");
+                           if (ctx.position() == 0) spec.semaphore();
+                           run_kernel(ctx, spec, [](KernelContext&) {});
+                         }),
+               CollectiveMismatchError,
+               "device 1 declares kernel 'e' but device 0 declares kernel 'd'");
+  EXPECT_ERROR(rt.launch(ring_mesh(2),
+                         [&](DeviceContext& ctx) {
+                           KernelSpec spec("k");
+                           spec.set_copy_mode(ctx.position() == 0 ? CopyMode::kEager
+                                                                  : CopyMode::kRandom, 7);
+                           run_kernel(ctx, spec, [](KernelContext&) {});
+                         }),
+               CollectiveMismatchError,
+               "device 1 declares copy mode random:7 but device 0 declares copy mode eager");
+  EXPECT_ERROR(rt.launch(ring_mesh(2),
+                         [&](DeviceContext& ctx) {
+                           KernelSpec spec("k");
+                           spec.set_race_detection(ctx.position() == 1);
+                           run_kernel(ctx, spec, [](KernelContext&) {});
+                         }),
+               CollectiveMismatchError,
+               "device 1 declares race detection on but device 0 declares race detection off");
 }
 
 TEST(KernelErrorTest, CopiesOfDifferentSizeOrDTypeAreErrorsNamingBothRegions) {
