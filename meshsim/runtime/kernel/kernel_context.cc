@@ -143,7 +143,15 @@ int KernelContext::program_device_id() const {
 int KernelContext::axis_index(std::string_view axis) const {
   check_usable("KernelContext::axis_index");
   const KernelProgram& program = programs_->programs[program_];
-  const int axis_position = program.mesh->abstract_mesh().axis_position(axis);  // UnknownAxisError
+  int axis_position = 0;
+  try {
+    axis_position = program.mesh->abstract_mesh().axis_position(axis);
+  } catch (const UnknownAxisError& e) {
+    std::string message = prefix("KernelContext::axis_index");  // appended: see prefix()
+    message += ": ";
+    message += e.message();
+    throw UnknownAxisError(message);
+  }
   // By position: a device with several functions is in the mesh once per core.
   return program.mesh->abstract_mesh().coords(position_ - program.offset)[axis_position];
 }

@@ -83,7 +83,10 @@ std::string spec_difference(const KernelSpec& mine, const KernelSpec& first, int
   if (mine.copy_mode() != first.copy_mode() || mine.copy_seed() != first.copy_seed()) {
     const auto mode = [](const KernelSpec& s) {
       std::string text = copy_mode_name(s.copy_mode());
-      if (s.copy_mode() == CopyMode::kRandom) text += ":" + std::to_string(s.copy_seed());
+      if (s.copy_mode() == CopyMode::kRandom) {
+        text += ':';  // appended: g++ 12 warns falsely on ":" + std::string
+        text += std::to_string(s.copy_seed());
+      }
       return text;
     };
     if (mode(mine) != mode(first)) return option("copy mode", mode(mine), mode(first));

@@ -544,6 +544,17 @@ TEST(KernelErrorTest, ABufferRefOfAnotherLayoutIsAnErrorNotAReinterpretation) {
   });
 }
 
+TEST(KernelErrorTest, AnUnknownAxisNamesTheKernelAndDevice) {
+  Runtime rt(2);
+  rt.launch(ring_mesh(2), [&](DeviceContext& ctx) {
+    run_kernel(ctx, KernelSpec("k"), [&](KernelContext& k) {
+      EXPECT_ERROR(k.axis_index("y"), UnknownAxisError,
+                   "KernelContext::axis_index: kernel 'k' on device " +
+                       std::to_string(k.device_id()) + ": unknown axis 'y'");
+    });
+  });
+}
+
 TEST(KernelErrorTest, OutOfRangeCountsAreErrors) {
   Runtime rt(1);
   rt.launch(ring_mesh(1), [&](DeviceContext& ctx) {
