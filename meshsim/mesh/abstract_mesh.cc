@@ -62,7 +62,8 @@ std::vector<int> AbstractMesh::coords(int position) const {
 int AbstractMesh::position(std::span<const int> coords) const {
   if (coords.size() != sizes_.size()) {
     throw InvalidArgumentError("coordinates " + format_ints(coords, "(", ")") + " have " +
-                               std::to_string(coords.size()) + " entries but " + to_string() +
+                               std::to_string(coords.size()) +
+                               (coords.size() == 1 ? " entry but " : " entries but ") + to_string() +
                                " has " + std::to_string(sizes_.size()) + " axes");
   }
   int out = 0;

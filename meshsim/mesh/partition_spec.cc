@@ -44,7 +44,8 @@ void PartitionSpec::validate(const AbstractMesh& mesh, int rank) const {
   }
   if (size() > rank) {
     throw SpecRankError(to_string() + " has " + std::to_string(size()) +
-                    " entries but the array has rank " + std::to_string(rank));
+                        (size() == 1 ? " entry" : " entries") + " but the array has rank " +
+                        std::to_string(rank));
   }
 }
 

@@ -112,7 +112,7 @@ TEST(AbstractMeshErrorTest, PositionOutOfRange) {
 
 TEST(AbstractMeshErrorTest, BadCoordinates) {
   const AbstractMesh mesh({{"x", 4}, {"y", 2}});
-  EXPECT_ERROR(mesh.position(std::vector<int>{1}), InvalidArgumentError, "(1) have 1 entries");
+  EXPECT_ERROR(mesh.position(std::vector<int>{1}), InvalidArgumentError, "(1) have 1 entry but");
   EXPECT_ERROR(mesh.position(std::vector<int>{1, 2}), InvalidArgumentError,
                "coordinate 2 on axis 'y'");
 }

@@ -87,6 +87,8 @@ TEST(PartitionSpecErrorTest, LongerThanRank) {
   const AbstractMesh mesh({{"x", 4}, {"y", 2}});
   EXPECT_ERROR((P{"x", nullptr, "y"}).validate(mesh, 2), SpecRankError,
                "PartitionSpec('x', None, 'y') has 3 entries but the array has rank 2");
+  EXPECT_ERROR((P{"x"}).validate(mesh, 0), SpecRankError,
+               "PartitionSpec('x') has 1 entry but the array has rank 0");
 }
 
 TEST(PartitionSpecErrorTest, NegativeDim) {
