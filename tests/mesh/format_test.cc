@@ -21,6 +21,7 @@ TEST(QuoteText, EscapesEveryOtherByte) {
   EXPECT_EQ(quote_text("none\n"), "'none\\x0a'");
   EXPECT_EQ(quote_text("\xff\x01"), "'\\xff\\x01'");
   EXPECT_EQ(quote_text("a\\b"), "'a\\x5cb'");  // a backslash cannot pass for an escape
+  EXPECT_EQ(quote_text("it's"), "'it\\x27s'");  // nor a quote for the end
   EXPECT_EQ(quote_text(std::string("a\0b", 3)), "'a\\x00b'");
 }
 

@@ -12,7 +12,7 @@ std::string quote_text(std::string_view text, size_t max_bytes) {
   std::string out = "'";
   for (const char c : text.substr(0, max_bytes)) {
     const auto byte = static_cast<unsigned char>(c);
-    if (byte >= 0x20 && byte < 0x7f && c != '\\') {
+    if (byte >= 0x20 && byte < 0x7f && c != '\\' && c != '\'') {
       out += c;
     } else {
       out.append("\\x").append(1, kHex[byte >> 4]).append(1, kHex[byte & 15]);

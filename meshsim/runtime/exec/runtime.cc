@@ -665,7 +665,8 @@ void RuntimeImpl::run(const Mesh& mesh_arg, const std::function<void(DeviceConte
   devices.reserve(mesh.size());
   for (int id : mesh.device_ids()) devices.push_back(&agent(id));
   const WaitPolicy policy =
-      options_.wait_policy.value_or(WaitPolicy::for_threads(static_cast<int>(devices.size())));
+      options_.wait_policy.value_or(WaitPolicy::for_threads(static_cast<int>(devices.size()),
+                                                            binding_.cpu_count()));
   // Everything that allocates comes before the devices are claimed (but a
   // trace's events); the claim is released however this function is left.
   const LaunchHandle launch(new Launch(mesh_state, std::move(devices),

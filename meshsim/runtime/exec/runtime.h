@@ -213,7 +213,8 @@ class Runtime {
   ExecutionMode execution() const;
   int fiber_workers() const;
   // Whether the runtime binds its threads to CPUs (RuntimeOptions::bind_threads),
-  // and the system bound every one it started so far.
+  // and the system bound every one started so far (each binds itself as it
+  // starts, so right after the constructor this may not count them all).
   bool binds_threads() const;
   // Fiber mode: the stacks mapped so far (all zero in thread mode).
   FiberStackStats fiber_stack_stats() const;

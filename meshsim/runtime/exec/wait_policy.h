@@ -18,14 +18,15 @@ int usable_cores();
 struct WaitPolicy {
   int64_t spin_ns = 0;
   int64_t yield_ns = 0;
-  // The policy for `threads` runnable threads on this machine's cores: spin only
-  // when every thread can have a core, otherwise go straight to yield.
-  static WaitPolicy for_threads(int threads);
+  // The policy for `threads` runnable threads on `cores` CPUs (a runtime
+  // passes its own): spin only when every thread can have a core, otherwise
+  // go straight to yield.
+  static WaitPolicy for_threads(int threads, int cores = usable_cores());
   // Between launches: stay responsive for a while (the next launch is often
   // right behind), but yield rather than spin, since the launching thread needs
   // a core to split inputs, gather outputs and post the next launch.
   // `threads` is the size of the launch just finished.
-  static WaitPolicy idle_after(int threads);
+  static WaitPolicy idle_after(int threads, int cores = usable_cores());
 
   bool operator==(const WaitPolicy&) const = default;
 };

@@ -515,22 +515,23 @@ void KernelContext::start(const AsyncCopy& copy) {
   if (const RaceDetector* races = group_->races.get()) {
     // The copy's read and write come after everything the device did so
     // far, and before nothing it does next until it waits for them. Its
-    // write comes after its read (a DMA reads what it writes first), so
-    // waiting for its receive orders both; its send orders the read only.
+    // write comes after its read (a DMA reads before it writes), so waiting
+    // for its receive orders both; its send orders the read only.
     ActorClocks& own = *agent_->clocks;
+    const int reader = races->reader_actor(position_);
     own.reader.join(own.device);
-    own.reader.tick(races->reader_actor(position_));
+    own.reader.tick(reader);
     races->access(*shard_->races, position_, copy.src_.buffer(), copy.src_.byte_offset(),
-                  copy.src_.byte_offset() + f.bytes, false, races->reader_actor(position_),
-                  own.reader, "DMA read");
+                  copy.src_.byte_offset() + f.bytes, false, reader, own.reader, "DMA read");
     own.writer.join(own.device);
-    own.writer.join(own.reader);
     own.writer.tick(races->writer_actor(position_));
     races->access(*group_->shards[f.target]->races, f.target, copy.dst_.buffer(),
                   copy.dst_.byte_offset(), copy.dst_.byte_offset() + f.bytes, true,
-                  races->writer_actor(position_), own.writer, "DMA write");
+                  races->writer_actor(position_), own.writer, "DMA write",
+                  {reader, own.reader[reader]});
     f.send_clock = own.reader;
     f.recv_clock = own.writer;
+    f.recv_clock.join(own.reader);
   }
   if (copy_mode_ == CopyMode::kEager) {
     if (f.bytes > 0) std::memmove(f.to, f.from, f.bytes);  // a local copy may overlap

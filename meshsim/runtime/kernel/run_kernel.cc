@@ -45,8 +45,9 @@ std::string describe_buffer(const KernelSpec::BufferDecl& b) {
 }
 
 // The first way `mine` and `first` (position 0's) declare different kernels
-// — name, buffer count, a buffer's dtype or shape — as "A but device D B",
-// or empty. The semaphore counts and options are compared by the meeting.
+// — name, a buffer's dtype or shape, buffer count, semaphore counts,
+// collective id, copy mode (and seed, in random mode), race detection — as
+// "A but device D declares B", or empty.
 std::string spec_difference(const KernelSpec& mine, const KernelSpec& first, int first_device) {
   const std::string them = " but device " + std::to_string(first_device) + " declares ";
   if (mine.name() != first.name()) {
@@ -80,17 +81,15 @@ std::string spec_difference(const KernelSpec& mine, const KernelSpec& first, int
   if (mine.collective_id() != first.collective_id()) {
     return option("collective id", id(mine), id(first));
   }
-  if (mine.copy_mode() != first.copy_mode() || mine.copy_seed() != first.copy_seed()) {
-    const auto mode = [](const KernelSpec& s) {
-      std::string text = copy_mode_name(s.copy_mode());
-      if (s.copy_mode() == CopyMode::kRandom) {
-        text += ':';  // appended: g++ 12 warns falsely on ":" + std::string
-        text += std::to_string(s.copy_seed());
-      }
-      return text;
-    };
-    if (mode(mine) != mode(first)) return option("copy mode", mode(mine), mode(first));
-  }
+  const auto mode = [](const KernelSpec& s) {
+    std::string text = copy_mode_name(s.copy_mode());
+    if (s.copy_mode() == CopyMode::kRandom) {
+      text += ':';  // appended: g++ 12 warns falsely on ":" + std::string
+      text += std::to_string(s.copy_seed());
+    }
+    return text;
+  };
+  if (mode(mine) != mode(first)) return option("copy mode", mode(mine), mode(first));
   if (mine.race_detection() != first.race_detection()) {
     const auto on = [](bool b) { return std::string(b ? "on" : "off"); };
     return option("race detection", on(mine.race_detection()), on(first.race_detection()));

@@ -14,6 +14,7 @@
 
 #include "meshsim/runtime/exec/internal/cpu_binding.h"
 #include "meshsim/runtime/exec/runtime.h"
+#include "meshsim/runtime/exec/wait_policy.h"
 #include "support/expect_error.h"
 #include "support/scoped_env.h"
 
@@ -169,6 +170,17 @@ TEST(CpuBindingTest, ARuntimeMadeInABoundBodyUsesAllTheCpus) {
     expect_unbound(inner_unbound);
     expect_one_cpu_each_all_different(inner_bound);
   }
+}
+
+// Waits plan for the CPUs they are given (a runtime gives its own), not for
+// the calling thread's: a thread a bound body starts has one CPU, but a
+// runtime it makes launches devices that each have theirs.
+TEST(CpuBindingTest, WaitPoliciesPlanForTheCoresGiven) {
+  EXPECT_GT(WaitPolicy::for_threads(2, 2).spin_ns, 0);
+  EXPECT_EQ(WaitPolicy::for_threads(2, 1).spin_ns, 0);
+  EXPECT_EQ(WaitPolicy::for_threads(2, 0), WaitPolicy::for_threads(2, 1));
+  EXPECT_GT(WaitPolicy::idle_after(2, 2).yield_ns, WaitPolicy::idle_after(2, 1).yield_ns);
+  EXPECT_EQ(WaitPolicy::for_threads(3), WaitPolicy::for_threads(3, usable_cores()));
 }
 
 // The usable CPUs are read when a runtime is made: a mask the program set

@@ -346,6 +346,40 @@ TEST(RaceDetectionTest, AReceiveOrdersTheCopysReadOfItsSource) {
   }
 }
 
+// A second copy that overwrites the first one's source before anything
+// waited for the first: the first may read old or new bytes (in on_wait and
+// random modes it reads late), so it is a race in every mode.
+TEST(RaceDetectionTest, ALaterCopyOverwritingAnEarlierCopysSourceIsARace) {
+  for (const Mode mode : every_mode()) {
+    Runtime rt(2);
+    EXPECT_ERROR(
+        rt.launch(line(2),
+                  [&](DeviceContext& ctx) {
+                    KernelSpec spec("double_buffer");
+                    spec.set_copy_mode(mode.copies, mode.seed).set_race_detection(true);
+                    const BufferRef a = spec.buffer({4}, DType::kInt32);
+                    const BufferRef b = spec.buffer({4}, DType::kInt32);
+                    const DmaSemaphore send = spec.dma_semaphore(), recv = spec.dma_semaphore();
+                    const DmaSemaphore local = spec.dma_semaphore();
+                    run_kernel(ctx, spec, [&](KernelContext& k) {
+                      AsyncCopy out = k.make_async_remote_copy(a, b, send, recv, 1);
+                      if (k.device_id() == 1) {
+                        out.wait_recv();
+                        return;
+                      }
+                      out.start();
+                      AsyncCopy refill = k.make_async_copy(b, a, local);
+                      refill.start();
+                      refill.wait();
+                      out.wait_send();
+                    });
+                  }),
+        DataRaceError,
+        "the DMA write of bytes [0, 16) by a DMA started by device 0 conflicts with the DMA "
+        "read of bytes [0, 16) by a DMA started by device 0");
+  }
+}
+
 TEST(RaceDetectionTest, AHandshakeOrdersTheReuse) {
   Runtime rt(2);
   rt.launch(line(2), [&](DeviceContext& ctx) {

@@ -120,7 +120,7 @@ void CpuBinding::enter(int k) const {
   const bool bound = enabled_ && k >= 0;
   const size_t mine = (first_ + static_cast<size_t>(std::max(k, 0))) % cpus_.size();
   const bool placed = confine(bound ? std::span<const int>(&cpus_[mine], 1) : cpus_);
-  if (!placed) refused_.store(true, std::memory_order_relaxed);
+  if (bound && !placed) refused_.store(true, std::memory_order_relaxed);
 }
 
 }  // namespace meshsim

@@ -44,8 +44,8 @@ class CpuBinding {
 
   bool enabled() const { return enabled_; }
   int cpu_count() const { return static_cast<int>(cpus_.size()); }
-  // Whether the system refused to place one of the threads (it then runs
-  // where it was).
+  // Whether the system refused to bind one of the threads started so far
+  // (it then runs where it was); each thread binds itself as it starts.
   bool refused() const { return refused_.load(std::memory_order_relaxed); }
 
   // Called by each thread of the runtime on itself, first: binds it as the

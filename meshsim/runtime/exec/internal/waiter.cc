@@ -17,7 +17,7 @@ using Clock = std::chrono::steady_clock;
 
 }  // namespace
 
-WaitPolicy WaitPolicy::for_threads(int threads) {
+WaitPolicy WaitPolicy::for_threads(int threads, int cores) {
   // Spinning pays off only while the peer that will change the word is running
   // on another core; with more threads than cores a spinning waiter steals the
   // very core that peer needs. Yielding is then the cheap first step.
@@ -27,18 +27,19 @@ WaitPolicy WaitPolicy::for_threads(int threads) {
   // The yield budget covers a few rounds of every thread on a core getting its
   // turn (a context switch is 2-3 us in a VM): a waiter that blocks too early
   // turns each meeting into futex wakes, which cost more than the switches.
-  if (threads <= usable_cores()) return {.spin_ns = 4'000, .yield_ns = 100'000};
+  cores = std::max(cores, 1);
+  if (threads <= cores) return {.spin_ns = 4'000, .yield_ns = 100'000};
   // Capped: past a couple of milliseconds a waiter had better block, so that a
   // device doing real work gets its core and deadlock detection stays quick.
-  const int per_core = (threads + usable_cores() - 1) / usable_cores();
+  const int per_core = (threads + cores - 1) / cores;
   return {.spin_ns = 0,
           .yield_ns = std::clamp<int64_t>(int64_t{5'000} * per_core, 20'000, 2'000'000)};
 }
 
-WaitPolicy WaitPolicy::idle_after(int threads) {
+WaitPolicy WaitPolicy::idle_after(int threads, int cores) {
   // With more device threads than cores, a crowd of yielding idle devices
   // would delay the launching thread; they block soon instead.
-  if (threads <= usable_cores()) return {.spin_ns = 0, .yield_ns = 200'000};
+  if (threads <= cores) return {.spin_ns = 0, .yield_ns = 200'000};
   return {.spin_ns = 0, .yield_ns = 20'000};
 }
 

@@ -32,7 +32,8 @@ std::string RaceDetector::actor_name(int actor) const {
 }
 
 void RaceDetector::access(ShardRaces& races, int owner, int buffer, size_t begin, size_t end,
-                          bool write, int actor, const VectorClock& clock, const char* op) const {
+                          bool write, int actor, const VectorClock& clock, const char* op,
+                          std::pair<int, uint32_t> same) const {
   if (begin == end) return;
   const uint32_t epoch = clock[actor];
   std::lock_guard lock(races.mu);
@@ -40,6 +41,7 @@ void RaceDetector::access(ShardRaces& races, int owner, int buffer, size_t begin
   for (const ShardRaces::Access& prior : history) {
     const bool overlap = prior.begin < end && begin < prior.end;
     if (!overlap || !(write || prior.write) || prior.epoch <= clock[prior.actor]) continue;
+    if (prior.actor == same.first && prior.epoch == same.second) continue;
     const auto bytes = [](size_t b, size_t e) {
       return "bytes [" + std::to_string(b) + ", " + std::to_string(e) + ")";
     };

@@ -17,18 +17,22 @@
 //   - a signal carries the signaller's clock; a wait taking n units joins
 //     the clocks of the oldest n units signalled;
 //   - a copy's start joins the device's clock into its reader's and its
-//     writer's, ticks each, records the DMA's read as the reader's and its
-//     write as the writer's, the writer's clock joined with the reader's (a
-//     DMA writes after it read: its write is never checked against its own
-//     read, and waiting for its receive orders both); its send signal
-//     carries the reader's clock, its receive signal the writer's. The
-//     copies a device started are ordered among themselves: waiting for a
-//     later one's receive also orders an earlier one's write.
+//     writer's, ticks each, and records the DMA's read as the reader's and
+//     its write as the writer's (not checked against its own read: a copy
+//     onto itself, or onto the memory it reads from, which a device's cores
+//     share). Its send signal carries the reader's clock; its receive signal
+//     the writer's joined with the reader's, since a DMA writes after it
+//     read. The copies a device started are ordered among themselves:
+//     waiting for a later one's receive also orders an earlier one's read
+//     and write, and waiting for a later one's send an earlier one's read.
+//     A later copy's write is still checked against an earlier copy's read
+//     that nothing waited for.
 
 #include <cstdint>
 #include <deque>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace meshsim {
@@ -91,9 +95,12 @@ class RaceDetector {
 
   // Checks and records an access by `actor` (whose clock is `clock`, already
   // ticked) to bytes [begin, end) of buffer `buffer` of the device at
-  // `owner` (whose part is `races`): DataRaceError on a conflict.
+  // `owner` (whose part is `races`). DataRaceError on a conflict, but for
+  // one with the access by actor `same.first` at epoch `same.second` (a
+  // DMA's write against its own read).
   void access(ShardRaces& races, int owner, int buffer, size_t begin, size_t end, bool write,
-              int actor, const VectorClock& clock, const char* op) const;
+              int actor, const VectorClock& clock, const char* op,
+              std::pair<int, uint32_t> same = {-1, 0}) const;
   // A signal of `units` on semaphore cell `cell` of `races`, carrying `clock`.
   void signal(ShardRaces& races, int cell, uint32_t units, const VectorClock& clock) const;
   // A wait that took `units` from cell `cell`: joins their clocks into `clock`.
