@@ -63,16 +63,6 @@ Layout layout_of(std::span<const int64_t> shape, int unit, int split, int concat
   return l;
 }
 
-// Whether a box of `box` at the origin of a row-major array of `shape` is one
-// contiguous run: every dim after its first of more than one element is whole.
-bool contiguous(const std::array<int64_t, 5>& box, const std::array<int64_t, 5>& shape) {
-  bool inner = false;
-  for (int d = 0; d < 5; ++d) {
-    if (inner && box[d] != shape[d]) return false;
-    inner = inner || box[d] > 1;
-  }
-  return true;
-}
 
 // Bytes between consecutive indices of dim k of a row-major `shape`.
 int64_t byte_stride(const std::array<int64_t, 5>& shape, int k, size_t esize) {
@@ -199,7 +189,7 @@ Array all_to_all_impl(DeviceContext& ctx, const CallNames& names, const Array& x
       }
     });
   };
-  if (contiguous(layout.chunk, layout.in) && contiguous(layout.chunk, layout.out)) {
+  if (BoxCopy::one_run(layout.chunk, layout.in, layout.out)) {
     const size_t chunk_bytes = x.nbytes() / static_cast<size_t>(n);
     receive([chunk_bytes](const std::byte* from, std::byte* to) {
       std::memcpy(to, from, chunk_bytes);

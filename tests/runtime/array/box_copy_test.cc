@@ -146,6 +146,19 @@ const BoxCase kLongCases[] = {
     {"LongRowsEachSplit", {2, 1, kLong}, {3, 2, kLong}, {1, 1, 0}, {2, 1, kLong}, {0, 0, 0}, 4},
 };
 
+// one_run says without building a copy what a copy of one row says: in
+// every case with bytes to move and no run long enough to be cut, the box is
+// one run exactly when it is one piece.
+TEST(BoxCopyOneRunTest, IsOnePieceWhenThereAreBytes) {
+  for (const BoxCase& c : kCases) {
+    if (c.pieces == 0) continue;
+    EXPECT_EQ(BoxCopy::one_run(c.sizes, c.src_shape, c.dst_shape), c.pieces == 1) << c.name;
+  }
+  // Whole in one array but not the other: two runs.
+  EXPECT_FALSE(BoxCopy::one_run(Shape{2, 4}, Shape{2, 4}, Shape{2, 8}));
+  EXPECT_TRUE(BoxCopy::one_run(Shape{1, 4}, Shape{2, 4}, Shape{2, 8}));
+}
+
 std::string case_name(const ::testing::TestParamInfo<std::tuple<BoxCase, size_t>>& info) {
   return std::get<0>(info.param).name + "_" + std::to_string(std::get<1>(info.param)) + "byte";
 }

@@ -53,6 +53,16 @@ BoxCopy::BoxCopy(size_t element_size, std::span<const int64_t> sizes,
   parts_per_row_ = std::max<int64_t>(1, (run_bytes_ + part_bytes_ - 1) / part_bytes_);
 }
 
+bool BoxCopy::one_run(std::span<const int64_t> sizes, std::span<const int64_t> src_shape,
+                      std::span<const int64_t> dst_shape) {
+  bool inner = false;
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (inner && (sizes[d] != src_shape[d] || sizes[d] != dst_shape[d])) return false;
+    inner = inner || sizes[d] > 1;
+  }
+  return true;
+}
+
 void BoxCopy::copy_piece(const std::byte* src, std::byte* dst, int64_t piece) const {
   int64_t row = piece / parts_per_row_;
   const int64_t part = piece % parts_per_row_;

@@ -21,6 +21,13 @@ class BoxCopy {
           std::span<const int64_t> src_origin, std::span<const int64_t> dst_shape,
           std::span<const int64_t> dst_origin);
 
+  // Whether a box of `sizes` is one contiguous run of bytes in both arrays
+  // wherever it starts along its first dim of more than one element: every
+  // later dim is whole in both. Then one memcpy moves it, and a caller that
+  // copies many small boxes can skip building a BoxCopy.
+  static bool one_run(std::span<const int64_t> sizes, std::span<const int64_t> src_shape,
+                      std::span<const int64_t> dst_shape);
+
   int64_t num_pieces() const { return rows_ * parts_per_row_; }
   int64_t bytes() const { return rows_ * run_bytes_; }
   void copy_piece(const std::byte* src, std::byte* dst, int64_t piece) const;
