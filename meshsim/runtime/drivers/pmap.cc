@@ -107,7 +107,6 @@ std::vector<Array> pmap(Runtime& runtime, const ShardBody& body, const std::stri
     const int out_axis = pmap_axis(options.out_axes.empty() ? 0 : options.out_axes[o], rank,
                                         "out_axes[" + std::to_string(o) + "]");
     for (auto& per_device : outputs) {
-      if (o >= per_device.size()) continue;  // assemble reports the count mismatch
       Shape s = per_device[o].shape();
       s.insert(s.begin() + std::min<int>(out_axis, static_cast<int>(s.size())), 1);
       per_device[o] = per_device[o].reshape(s);

@@ -33,7 +33,6 @@ std::vector<std::vector<Array>> run_on_shards(Runtime& runtime, const Mesh& mesh
 
 std::vector<Array> assemble(const Mesh& mesh, std::span<const PartitionSpec> out_specs,
                             std::vector<std::vector<Array>> outputs, bool check_replication) {
-  check_outputs(mesh, out_specs.size(), outputs);
   std::vector<Array> results;
   for (size_t i = 0; i < out_specs.size(); ++i) {
     std::vector<Array> per_device(mesh.size());
@@ -55,15 +54,16 @@ std::vector<Array> shard_map(Runtime& runtime, const Mesh& mesh, const ShardBody
                              std::span<const Array> inputs, ShardMapOptions options) {
   // Catch a spec naming an unknown or repeated axis before running anything,
   // the inputs' first, as a plan does (an out_spec's rank is checked against
-  // the outputs in assemble).
+  // the outputs in assemble, once they are known to agree).
   for (size_t i = 0; i < in_specs.size(); ++i) {
     validate_axes(mesh.abstract_mesh(), in_specs[i], argument_name("input", i, in_specs[i]));
   }
   for (size_t i = 0; i < out_specs.size(); ++i) {
     validate_axes(mesh.abstract_mesh(), out_specs[i], argument_name("output", i, out_specs[i]));
   }
-  return assemble(mesh, out_specs, run_on_shards(runtime, mesh, body, in_specs, inputs),
-                  options.check_replication);
+  std::vector<std::vector<Array>> outputs = run_on_shards(runtime, mesh, body, in_specs, inputs);
+  check_outputs(mesh, out_specs.size(), outputs);
+  return assemble(mesh, out_specs, std::move(outputs), options.check_replication);
 }
 
 }  // namespace meshsim::detail

@@ -54,7 +54,8 @@ std::vector<Array> shard_map(Runtime& runtime, const Mesh& mesh, const ShardBody
                              std::span<const Array> inputs, ShardMapOptions options);
 // The two halves of shard_map, for drivers (pmap) that learn their out_specs
 // from the outputs: split + run gives outputs[position][output]; assemble
-// gathers them.
+// gathers them, once check_outputs (drivers/internal/shard_layout.h) found
+// that every device returned out_specs.size() outputs alike.
 std::vector<std::vector<Array>> run_on_shards(Runtime& runtime, const Mesh& mesh,
                                               const ShardBody& body,
                                               std::span<const PartitionSpec> in_specs,
