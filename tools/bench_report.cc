@@ -45,7 +45,6 @@ std::string count_of(int n, std::string_view noun) {
 }
 
 // The '#' lines that open a table or a CSV file.
-
 std::string execution_line(const MeetingFloor& m) {
   const char* bound = m.bound ? ", bound to CPUs" : ", unbound";
   return m.execution == ExecutionMode::kFibers

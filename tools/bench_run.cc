@@ -18,6 +18,14 @@
 namespace meshsim::cli {
 namespace {
 
+// How the bench's runtimes run their devices: as --exec and --bind say.
+RuntimeOptions devices_as_asked(const BenchOptions& options) {
+  RuntimeOptions runtime_options;
+  runtime_options.execution = options.exec;
+  runtime_options.bind_threads = options.bind;
+  return runtime_options;
+}
+
 // A one-line status that rewrites itself with '\r', shown only after
 // kQuietPeriod so that short sweeps print nothing.
 class ProgressLine {
@@ -53,10 +61,7 @@ class ProgressLine {
 // about 20 ms each, which a short --timeout-ms would cut, and cannot hang (the
 // barriers involve every device and no meshsim wait).
 MeetingFloor meeting_floor(const BenchOptions& options) {
-  RuntimeOptions runtime_options;
-  runtime_options.execution = options.exec;
-  runtime_options.bind_threads = options.bind;
-  Runtime runtime(options.mesh.size(), runtime_options);
+  Runtime runtime(options.mesh.size(), devices_as_asked(options));
   return measure_meeting_floor(runtime, options.mesh);
 }
 
@@ -135,10 +140,8 @@ int run_bench(const BenchOptions& options, std::ostream& out, std::ostream* prog
     header.floor_us = collective.floor_bytes(devices, static_cast<double>(floor_size)) /
                       (header.memcpy.gbps() * 1e9) * 1e6;
   }
-  RuntimeOptions runtime_options;
+  RuntimeOptions runtime_options = devices_as_asked(options);
   runtime_options.launch_timeout = options.timeout;
-  runtime_options.execution = options.exec;
-  runtime_options.bind_threads = options.bind;
   Runtime runtime(options.mesh.size(), runtime_options);
   if (options.algo == "all") {
     header.columns = side_by_side(algorithm_registry(runtime), options, sizes);
