@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "meshsim/mesh/internal/dimension.h"
+#include "meshsim/runtime/drivers/internal/shard_layout.h"
 
 namespace meshsim {
 namespace {
