@@ -3,7 +3,8 @@
 // however far ahead the fastest member runs. Checked against the bytes each
 // member wrote, over thousands of meetings whose sizes cross every boundary
 // (inline in the word's line, in the extra buffer, too large to share), and
-// aligned for any element type.
+// aligned for any element type, also where a member shares from an odd address
+// (its own entry is then its post's copy; otherwise its own buffer).
 
 #include "meshsim/runtime/comm/internal/exchange.h"
 
@@ -39,17 +40,18 @@ TEST(ExchangeTest, SharedBytesAreEveryMembersOwnAtEveryMeeting) {
     constexpr int kMeetings = 3000;
     std::atomic<int> wrong{0}, shared{0}, met{0};
     run_members(n, [&](int rank, Waiter& waiter) {
-      std::vector<std::byte> mine(Exchange::kMaxShared + 1);
+      std::vector<std::byte> buffer(Exchange::kMaxShared + 2);
       const Shape shape = {1};
       for (int m = 0; m < kMeetings; ++m) {
         const size_t bytes = kSizes[m % std::size(kSizes)];
+        std::byte* const mine = buffer.data() + (m % 4 == 1 ? 1 : 0);  // new[]: aligned
         for (size_t i = 0; i < bytes; ++i) mine[i] = pattern(m, rank, i);
         const CollectiveCall call("psum", DType::kUInt8, shape);
         // Every third meeting is a barrier, which carries no call.
         const bool barrier = m % 3 == 2;
         const Exchange::Outcome outcome = exchange.meet(
             rank, waiter,
-            {barrier ? nullptr : &call, !barrier, {mine.data(), bytes}});
+            {barrier ? nullptr : &call, !barrier, {mine, bytes}});
         if (barrier || bytes > Exchange::kMaxShared) {
           if (outcome != Exchange::Outcome::kMet) ++wrong;
           ++met;
@@ -64,6 +66,7 @@ TEST(ExchangeTest, SharedBytesAreEveryMembersOwnAtEveryMeeting) {
           const std::byte* theirs = exchange.shared_row(rank)[r];
           // Members read shared data as typed arrays (float64 psum).
           if (reinterpret_cast<uintptr_t>(theirs) % alignof(std::max_align_t) != 0) ++wrong;
+          if (r == rank && bytes > 0 && (theirs == mine) != (m % 4 != 1)) ++wrong;
           for (size_t i = 0; i < bytes; ++i) {
             if (theirs[i] != pattern(m, r, i)) {
               ++wrong;

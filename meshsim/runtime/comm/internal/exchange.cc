@@ -110,7 +110,16 @@ Exchange::Outcome Exchange::meet(int rank, Waiter& waiter, const Post& post) {
   }
   std::memcpy(word.payload(), &header, sizeof(header));
   const uint32_t posted = word.advance();
-  if (header.shared) shared_[rank].data[rank] = me.shared_data(parity, header);
+  // A member reads its own data where it keeps it, not back from its post:
+  // the peers are reading that line, and a reduction that read it back
+  // missed on it (2-device 8-byte psum: 0.226 -> 0.201 us, paired phases
+  // in one process).
+  if (header.shared) {
+    const std::byte* own = post.data.data();
+    const bool usable = own != nullptr &&  // (no data: the post's address, never null)
+                        reinterpret_cast<uintptr_t>(own) % alignof(std::max_align_t) == 0;
+    shared_[rank].data[rank] = usable ? own : me.shared_data(parity, header);
+  }
 
   bool all_stored = header.kind == Header::kStoredCall;
   bool all_shared = header.shared;

@@ -68,7 +68,9 @@ class Exchange {
   Outcome meet(int rank, Waiter& waiter, const Post& post);
 
   // After kShared, for `reader`: shared_row(reader)[r] is member r's data;
-  // valid until the reader's next meeting.
+  // valid until the reader's next meeting, and never null. The reader's own
+  // entry is the post's `data` itself when that is non-null and aligned for
+  // any element type (valid while the caller keeps it), else its post's copy.
   const std::byte* const* shared_row(int reader) const { return shared_[reader].data; }
   // After kMismatch, for `reader`: the first member whose call differs from
   // member 0's.

@@ -125,7 +125,8 @@ class Rendezvous {
   // meet(), sharing `data` (a copy) with the peers when the group is
   // leaderless and every member's data fits Exchange::kMaxShared. Returns
   // whether it did: then shared_row(rank)[r] is member r's data until this
-  // member's next meeting, and nobody reads the slots' buffers in place.
+  // member's next meeting (its own entry may be `data` itself:
+  // Exchange::shared_row), and no peer reads the slots' buffers in place.
   bool meet_sharing(int rank, Waiter& waiter, std::span<const std::byte> data);
   const std::byte* const* shared_row(int reader) const { return exchange_->shared_row(reader); }
   // Virtual time: every member posts its clock before the same meetings (a
