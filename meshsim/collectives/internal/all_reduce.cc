@@ -66,6 +66,7 @@ Array all_reduce(DeviceContext& ctx, const char* op_name, ReduceOp op, const Arr
     const bool shared = meeting.meet_sharing(x.nbytes());
     meeting.price_all_to_all(x.nbytes());
     if (shared || small) {
+      meeting.prefetch_peer_inputs(0, x.nbytes());
       reduce_all(out_bytes);
       if (!shared) meeting.arrive();
       return out;
