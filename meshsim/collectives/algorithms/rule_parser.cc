@@ -4,6 +4,7 @@
 #include <string>
 
 #include "meshsim/mesh/error.h"
+#include "meshsim/mesh/internal/format.h"
 
 namespace meshsim {
 namespace {
@@ -19,9 +20,11 @@ std::vector<std::string_view> split(std::string_view s, char sep) {
   }
 }
 
+// The rules and the part come from a user (MESHSIM_ALGO): quoted, so that an
+// unprintable byte is escaped and a long value is cut.
 [[noreturn]] void bad(std::string_view spec, std::string_view part, const std::string& why) {
-  throw InvalidArgumentError("algorithm rules '" + std::string(spec) + "': '" +
-                             std::string(part) + "' " + why);
+  throw InvalidArgumentError("algorithm rules " + quote_text(spec, 256) + ": " +
+                             quote_text(part) + " " + why);
 }
 
 // "64K" -> 65536; "" -> 0 (no bound).

@@ -392,6 +392,25 @@ TEST(RegistryRulesTest, MalformedSpecNamesTheBadPart) {
   EXPECT_NO_THROW(registry.set_environment_rules("pmin:direct:1K-;all_gather:direct"));
 }
 
+// A MESHSIM_ALGO from a careless script: its bytes are quoted in the message
+// (an unprintable one escaped, a long value cut), not repeated whole.
+TEST(RegistryRulesTest, AMalformedEnvironmentIsQuotedAndCut) {
+  const std::string spec = "psum:direct:\x01" + std::string(100'000, '9');
+  const testing_support::ScopedEnv garbage("MESHSIM_ALGO", spec.c_str());
+  Runtime rt(1);
+  try {
+    rt.launch(Mesh::make({{"x", 1}}), [](DeviceContext& ctx) {
+      (void)psum(ctx, Array::full({2}, DType::kInt32, 1), "x");
+    });
+    FAIL() << "a malformed MESHSIM_ALGO ran";
+  } catch (const InvalidArgumentError& e) {
+    const std::string what = e.what();
+    EXPECT_THAT(what, ::testing::HasSubstr("'psum:direct:\\x01999"));
+    EXPECT_THAT(what, ::testing::HasSubstr("(100013 bytes)"));
+    EXPECT_LT(what.size(), 1000u) << what.substr(0, 300);
+  }
+}
+
 // A MESHSIM_ALGO that does not parse fails every call, naming the bad part,
 // but not the registry: the program can still reach it and replace the
 // rules, and its calls then run.
