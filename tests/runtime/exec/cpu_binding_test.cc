@@ -12,6 +12,7 @@
 #include <set>
 #include <vector>
 
+#include "meshsim/mesh/error.h"
 #include "meshsim/runtime/exec/internal/cpu_binding.h"
 #include "meshsim/runtime/exec/runtime.h"
 #include "meshsim/runtime/exec/wait_policy.h"
