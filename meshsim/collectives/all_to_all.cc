@@ -146,6 +146,31 @@ Array all_to_all_impl(DeviceContext& ctx, const CallNames& names, const Array& x
     return out;
   }
 
+  // Each member copies chunk `rank` of every member's x to its place in
+  // `dst`, the output of member `rank`.
+  const auto receive = [&](int64_t chunk_step, int64_t block_step, auto&& copy_chunk) {
+    meeting.run_direct(x.nbytes(), static_cast<size_t>(n) * x.nbytes(), [&](int rank, void* dst) {
+      for (int s = 0; s < n; ++s) {
+        copy_chunk(static_cast<const std::byte*>(meeting.input(s)) + rank * chunk_step,
+                   static_cast<std::byte*>(dst) + s * block_step);
+      }
+    });
+  };
+  // One dim split and concatenated with only dims of size 1 before it (a 1-d
+  // all_to_all, the leading dim): chunk j is the j-th n-th of the bytes of x
+  // and of the output alike, one memcpy each, with no layout to work out.
+  const bool flat = split == concat && std::all_of(x.shape().begin(), x.shape().begin() + split,
+                                                   [](int64_t d) { return d == 1; });
+  if (flat && choice.is_direct()) {
+    const auto chunk_bytes = static_cast<int64_t>(x.nbytes()) / n;
+    meeting.publish(call, x.bytes(), out_bytes);
+    receive(chunk_bytes, chunk_bytes, [chunk_bytes](const std::byte* from, std::byte* to) {
+      std::memcpy(to, from, static_cast<size_t>(chunk_bytes));
+    });
+    meeting.price_all_to_all(chunk_bytes);  // chunk r to member r
+    return out;
+  }
+
   // Made in place (a copy of the fresh layout stalled on store forwarding).
   const Layout layout = tiled || split == concat ? layout_of(x.shape(), -1, split, concat, n)
                         : split < concat ? layout_of(x.shape(), concat + 1, split, concat + 1, n)
@@ -177,26 +202,17 @@ Array all_to_all_impl(DeviceContext& ctx, const CallNames& names, const Array& x
     return out;
   }
   meeting.publish(call, x.bytes(), out_bytes);
-  // Each member copies chunk `rank` of every member's x to its place in
-  // `dst`, the output of member `rank`: one memcpy when the chunk is one run
-  // in x and in the output (splitting and concatenating the leading dim, say),
-  // else a BoxCopy, whose set-up costs a quarter of a small call.
-  const auto receive = [&](auto&& copy_chunk) {
-    meeting.run_direct(x.nbytes(), static_cast<size_t>(n) * x.nbytes(), [&](int rank, void* dst) {
-      for (int s = 0; s < n; ++s) {
-        copy_chunk(static_cast<const std::byte*>(meeting.input(s)) + rank * chunk_step,
-                   static_cast<std::byte*>(dst) + s * block_step);
-      }
-    });
-  };
+  // One memcpy per chunk when it is one run in x and in the output, else a
+  // BoxCopy, whose set-up costs a quarter of a small call.
   if (BoxCopy::one_run(layout.chunk, layout.in, layout.out)) {
     const size_t chunk_bytes = x.nbytes() / static_cast<size_t>(n);
-    receive([chunk_bytes](const std::byte* from, std::byte* to) {
+    receive(chunk_step, block_step, [chunk_bytes](const std::byte* from, std::byte* to) {
       std::memcpy(to, from, chunk_bytes);
     });
   } else {
     const BoxCopy copy(esize, layout.chunk, layout.in, origin, layout.out, origin);
-    receive([&copy](const std::byte* from, std::byte* to) { copy.copy_all(from, to); });
+    receive(chunk_step, block_step,
+            [&copy](const std::byte* from, std::byte* to) { copy.copy_all(from, to); });
   }
   meeting.price_all_to_all(static_cast<int64_t>(x.nbytes()) / n);  // chunk r to member r
   return out;

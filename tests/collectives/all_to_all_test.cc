@@ -196,6 +196,9 @@ const Case kCases[] = {
     {{{"a", 2}, {"b", 2}, {"c", 4}}, {"b"}, {}, {2, 3, 2}, -3, -2},
     {{{"a", 2}, {"b", 2}, {"c", 4}}, {"b", "c"}, {{0, 3, 5, 6}, {1, 2, 4, 7}}, {3, 4}, 1, 1},
     {{{"x", 4}}, {"x"}, {}, {4, 100, 60}, 0, 2},  // the large, copy-by-every-member path
+    // One dim split and concatenated behind dims of size 1: byte ranges.
+    {{{"x", 4}}, {"x"}, {}, {1, 4, 3}, 1, 1},
+    {{{"x", 2}, {"y", 4}}, {"y"}, {}, {1, 4}, -1, -1},
 };
 
 INSTANTIATE_TEST_SUITE_P(AllDTypes, AllToAllReferenceTest,
