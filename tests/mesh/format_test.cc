@@ -32,5 +32,13 @@ TEST(QuoteText, CutsALongTextAndSaysHowLongItWas) {
   EXPECT_EQ(quote_text("abcdef", 3), "'abc'... (6 bytes)");
 }
 
+// The bound is on what the message shows: an escaped byte counts its four.
+TEST(QuoteText, CountsAnEscapeAsTheCharactersItTakes) {
+  EXPECT_EQ(quote_text(std::string(300, '\xe2'), 8), "'\\xe2\\xe2'... (300 bytes)");
+  EXPECT_EQ(quote_text("ab\x01", 5), "'ab'... (3 bytes)");  // the escape would pass 5
+  EXPECT_EQ(quote_text("ab\x01", 6), "'ab\\x01'");
+  EXPECT_LE(quote_text(std::string(100'000, '\x01')).size(), 64u + 20);
+}
+
 }  // namespace
 }  // namespace meshsim::format_test

@@ -6,6 +6,7 @@
 #include "meshsim/collectives/algorithms/internal/builtin.h"
 #include "meshsim/collectives/algorithms/internal/registry_tables.h"
 #include "meshsim/collectives/algorithms/internal/rule_parser.h"
+#include "meshsim/mesh/internal/format.h"
 #include "meshsim/runtime/exec/internal/runtime_impl.h"
 
 namespace meshsim {
@@ -71,9 +72,10 @@ template <class Args>
 void AlgorithmRegistry::add_entry(Collective collective, Algorithm<Args> algorithm, bool builtin) {
   const std::string name = algorithm.name;
   if (!is_algorithm_name(name) || name == "auto") {
-    throw InvalidArgumentError("algorithm name '" + name + "' for " +
-                               std::string(collective_name(collective)) +
-                               ": names are non-empty, [a-z0-9_-], and not 'auto'");
+    throw InvalidArgumentError("algorithm name " + quote_text(name) + " for " +
+                               std::string(collective_name(collective)) + ": names are 1 to " +
+                               std::to_string(kMaxAlgorithmName) +
+                               " characters of [a-z0-9_-], and not 'auto'");
   }
   if (!builtin && !algorithm.run) {
     throw InvalidArgumentError("algorithm '" + name + "' for " +
@@ -118,7 +120,7 @@ void AlgorithmRegistry::add_rule(AlgorithmRule rule) {
   checked(rule.collective, "AlgorithmRegistry::add_rule");
   if (rule.algorithm != "auto" && tables_->find(rule.collective, rule.algorithm) == nullptr) {
     throw UnknownAlgorithmError("rule for " + std::string(collective_name(rule.collective)) +
-                                ": unknown algorithm '" + rule.algorithm + "'; valid: " +
+                                ": unknown algorithm " + quote_text(rule.algorithm) + "; valid: " +
                                 valid_names(rule.collective));
   }
   mutate("AlgorithmRegistry::add_rule", [&] {
@@ -159,13 +161,13 @@ void AlgorithmRegistry::set_tunable(Collective collective, std::string_view algo
           return;
         }
       }
-      throw InvalidArgumentError("algorithm '" + std::string(algorithm) + "' of " +
-                                 std::string(collective_name(collective)) +
-                                 " has no tunable '" + std::string(name) + "'");
+      throw InvalidArgumentError("algorithm " + quote_text(algorithm) + " of " +
+                                 std::string(collective_name(collective)) + " has no tunable " +
+                                 quote_text(name));
     }
     throw UnknownAlgorithmError(std::string(collective_name(collective)) +
-                                ": unknown algorithm '" + std::string(algorithm) +
-                                "'; valid: " + valid_names(collective));
+                                ": unknown algorithm " + quote_text(algorithm) +
+                                "; valid: " + valid_names(collective));
   });
 }
 

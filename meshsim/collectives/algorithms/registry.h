@@ -87,7 +87,7 @@ class AlgorithmRegistry {
 
   // Registers a user algorithm. InvalidArgumentError for an empty or taken
   // name (per collective), "auto", a missing run function, or a name with
-  // characters other than [a-z0-9_-].
+  // characters other than [a-z0-9_-] or over 64 of them.
   void add(Algorithm<AllReduceArgs> algorithm);
   void add(Algorithm<AllGatherArgs> algorithm);
   void add(Algorithm<ReduceScatterArgs> algorithm);

@@ -50,7 +50,7 @@ size_t parse_bytes(std::string_view spec, std::string_view part, std::string_vie
 }  // namespace
 
 bool is_algorithm_name(std::string_view name) {
-  if (name.empty()) return false;
+  if (name.empty() || name.size() > kMaxAlgorithmName) return false;
   for (char c : name) {
     if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-')) return false;
   }
@@ -70,9 +70,16 @@ std::array<std::vector<ParsedRule>, RegistryTables::kCollectives> parse_rules(
       bad(spec, collective_text, "is not a collective with algorithms");
     }
     for (std::string_view rule_text : split(group.substr(colon + 1), ',')) {
+      if (rule_text.size() > kMaxRuleText) {
+        bad(spec, rule_text, "is longer than " + std::to_string(kMaxRuleText) + " bytes");
+      }
       const size_t range_colon = rule_text.find(':');
       const std::string_view name = rule_text.substr(0, range_colon);
-      if (!is_algorithm_name(name)) bad(spec, rule_text, "does not start with an algorithm name");
+      if (!is_algorithm_name(name)) {
+        bad(spec, rule_text,
+            "does not start with an algorithm name (1 to " + std::to_string(kMaxAlgorithmName) +
+                " characters of [a-z0-9_-])");
+      }
       ParsedRule parsed;
       parsed.rule.collective = collective;
       parsed.rule.algorithm = std::string(name);

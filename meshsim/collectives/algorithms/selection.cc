@@ -4,6 +4,7 @@
 #include <string>
 
 #include "meshsim/collectives/algorithms/registry.h"
+#include "meshsim/mesh/internal/format.h"
 #include "meshsim/runtime/exec/internal/device_hooks.h"
 #include "meshsim/runtime/exec/internal/runtime_impl.h"
 
@@ -51,7 +52,7 @@ class Chooser {
     if (name == "auto") return done(cheapest(t_, shape_), "auto");
     const RegistryEntry* e = t_.find(shape_.collective, name);
     if (e == nullptr) {
-      throw UnknownAlgorithmError(prefix() + "unknown algorithm '" + std::string(name) + "' for " +
+      throw UnknownAlgorithmError(prefix() + "unknown algorithm " + quote_text(name) + " for " +
                                   std::string(collective_name(shape_.collective)) + " (chosen by " +
                                   std::string(why) + "); valid: " +
                                   registry_.valid_names(shape_.collective));
@@ -59,8 +60,8 @@ class Chooser {
     const std::string reason = unmet(*e, shape_);
     if (reason.empty()) return done(*e, why);
     if (!t_.fallback) {
-      throw AlgorithmPreconditionError(prefix() + "algorithm '" + std::string(name) +
-                                       "' (chosen by " + std::string(why) + ") requires " +
+      throw AlgorithmPreconditionError(prefix() + "algorithm " + quote_text(name) +
+                                       " (chosen by " + std::string(why) + ") requires " +
                                        reason);
     }
     DeviceHooks::runtime(ctx_).logger().warn("{}algorithm '{}' requires {}; running direct",

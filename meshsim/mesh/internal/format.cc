@@ -10,16 +10,20 @@ std::string quote_axis(std::string_view name) {
 std::string quote_text(std::string_view text, size_t max_bytes) {
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out = "'";
-  for (const char c : text.substr(0, max_bytes)) {
+  size_t used = 0;  // bytes of `text` shown
+  for (const char c : text) {
     const auto byte = static_cast<unsigned char>(c);
-    if (byte >= 0x20 && byte < 0x7f && c != '\\' && c != '\'') {
+    const bool plain = byte >= 0x20 && byte < 0x7f && c != '\\' && c != '\'';
+    if (out.size() - 1 + (plain ? 1 : 4) > max_bytes) break;
+    if (plain) {
       out += c;
     } else {
       out.append("\\x").append(1, kHex[byte >> 4]).append(1, kHex[byte & 15]);
     }
+    ++used;
   }
   out += "'";
-  if (text.size() > max_bytes) out += "... (" + std::to_string(text.size()) + " bytes)";
+  if (used < text.size()) out += "... (" + std::to_string(text.size()) + " bytes)";
   return out;
 }
 

@@ -13,7 +13,8 @@ std::string quote_axis(std::string_view name);
 
 // Text a user gave (an environment variable's value), quoted for a message:
 // bytes outside printable ASCII, and the quote and backslash, as \xNN, and
-// past `max_bytes` cut, saying how long it was.
+// cut where the quoted characters would pass `max_bytes`, saying how long the
+// text was (so a message stays short whatever the text holds).
 std::string quote_text(std::string_view text, size_t max_bytes = 64);
 
 // Axes as in a JAX PartitionSpec entry: () for none, 'x' for one, ('x', 'y') for several.

@@ -411,6 +411,47 @@ TEST(RegistryRulesTest, AMalformedEnvironmentIsQuotedAndCut) {
   }
 }
 
+// A rule that would parse yet is long (a 100,000-letter name, a byte bound of
+// 200 leading zeros) would name itself in every call's error and record: the
+// parser refuses it, and the quoted error stays short. A name has at most 64.
+TEST(RegistryRulesTest, AnOverlongRuleIsAParseError) {
+  const std::string long_name = "psum:" + std::string(100, 'a');  // a rule of 100 bytes
+  const std::string huge_name = "psum:" + std::string(100'000, 'a');
+  const std::string long_bound = "psum:direct:" + std::string(200, '0') + "1-";
+  for (const std::string& spec : {long_name, huge_name, long_bound}) {
+    Runtime rt(1);
+    try {
+      algorithm_registry(rt).set_environment_rules(spec);
+      FAIL() << "accepted a rule of " << spec.size() << " bytes";
+    } catch (const InvalidArgumentError& e) {
+      const std::string what = e.what();
+      EXPECT_LT(what.size(), 1000u) << what.substr(0, 300);
+      EXPECT_THAT(what, HasSubstr(spec == long_name ? "1 to 64 characters" : "longer than 128"));
+    }
+  }
+}
+
+// The algorithm a call asks for is the caller's text: quoted in the error
+// (control bytes escaped, a long one cut), as the environment's is.
+TEST(RegistryRulesTest, AnUnknownAlgorithmOfACallIsQuoted) {
+  Runtime rt(2);
+  for (const std::string& name : {std::string("ri\x01ng\x1b[31m\n"), std::string(100'000, 'r')}) {
+    try {
+      rt.launch(Mesh::make({{"x", 2}}), [&](DeviceContext& ctx) {
+        (void)psum(ctx, Array::full({2}, DType::kFloat32, 1), "x", {}, name);
+      });
+      FAIL() << "ran an unknown algorithm";
+    } catch (const UnknownAlgorithmError& e) {
+      const std::string what = e.what();
+      EXPECT_LT(what.size(), 1000u) << what.substr(0, 300);
+      if (name.size() < 100) {
+        EXPECT_THAT(what, HasSubstr("unknown algorithm 'ri\\x01ng\\x1b[31m\\x0a'"));
+      }
+      EXPECT_EQ(what.find_first_of("\x01\x1b\n"), std::string::npos) << what;
+    }
+  }
+}
+
 // A MESHSIM_ALGO that does not parse fails every call, naming the bad part,
 // but not the registry: the program can still reach it and replace the
 // rules, and its calls then run.

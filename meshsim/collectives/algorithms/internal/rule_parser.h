@@ -5,6 +5,7 @@
 // the environment may name algorithms registered later.
 
 #include <array>
+#include <cstddef>
 #include <string_view>
 #include <vector>
 
@@ -12,11 +13,15 @@
 
 namespace meshsim {
 
-// Whether `name` is spelled as an algorithm name: non-empty, [a-z0-9_-].
+// Whether `name` is spelled as an algorithm name: 1 to kMaxAlgorithmName
+// characters of [a-z0-9_-].
+constexpr size_t kMaxAlgorithmName = 64;
 bool is_algorithm_name(std::string_view name);
 
 // The rules of `spec` by collective. InvalidArgumentError naming the part
-// that does not parse.
+// that does not parse, or a rule longer than kMaxRuleText (a rule's text
+// names it in records and messages, so it must stay short).
+constexpr size_t kMaxRuleText = 128;
 std::array<std::vector<ParsedRule>, RegistryTables::kCollectives> parse_rules(std::string_view spec);
 
 }  // namespace meshsim
