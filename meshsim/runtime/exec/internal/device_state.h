@@ -68,7 +68,7 @@ struct alignas(64) DeviceState {
   // Where the device is, for deadlock and timeout reports (read by others).
   std::atomic<const char*> current_op{nullptr};
   std::atomic<const Rendezvous*> current_group{nullptr};
-  std::atomic<uint64_t> collectives_done{0};
+  std::atomic<uint64_t> collectives_done{0};  // written by the device only
   // Set while its body is inside a launch it made (on any runtime).
   std::atomic<bool> in_nested_launch{false};
   WaitNote wait_note;  // set while it waits for a semaphore's count
