@@ -93,7 +93,8 @@ std::vector<Array> pmap(Runtime& runtime, const ShardBody& body, const std::stri
   };
   auto outputs = detail::run_on_shards(runtime, mesh, unmapped_body, in_specs, inputs);
   // Before stacking: the shapes the bodies returned, not shard_map's.
-  detail::check_outputs(mesh, outputs[0].size(), outputs, "pmap");
+  detail::check_outputs(mesh, outputs[0].size(), outputs, "pmap",
+                        detail::OutputCountFrom::kFirstDevice);
 
   // Stack each output along out_axes[o]: a new dimension of size 1 per device,
   // sharded over the mapped axis.

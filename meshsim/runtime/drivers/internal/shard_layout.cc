@@ -71,12 +71,12 @@ std::string differing_axes(const AbstractMesh& shape, int p, int q) {
 }  // namespace
 
 void check_outputs(const Mesh& mesh, size_t num_outputs,
-                   const std::vector<std::vector<Array>>& outputs, const char* driver) {
+                   const std::vector<std::vector<Array>>& outputs, const char* driver,
+                   OutputCountFrom count_from) {
   for (int p = 0; p < mesh.size(); ++p) {
     if (outputs[p].size() != num_outputs) {
-      // pmap has no out_specs: the count is what the first device returned.
       const std::string expected =
-          std::string_view(driver) == "pmap"
+          count_from == OutputCountFrom::kFirstDevice
               ? "device " + std::to_string(mesh.device_at(0)) + " returned " +
                     std::to_string(num_outputs)
               : "there are " + std::to_string(num_outputs) + " out_specs";

@@ -59,13 +59,19 @@ void check_replicas(const ShardLayout& layout, const Mesh& mesh, std::span<const
 void validate_axes(const AbstractMesh& mesh, const PartitionSpec& spec,
                    const std::string& context);
 
+// Where the number of outputs a device must return comes from: the
+// out_specs (shard_map, plans), or the first device's outputs (pmap, which
+// has no out_specs).
+enum class OutputCountFrom { kOutSpecs, kFirstDevice };
+
 // InvalidArgumentError if a device returned other than num_outputs outputs,
 // ShapeError naming two devices whose output i differs in dtype or shape,
 // each naming `driver` (the function the user called).
 // outputs[position][i].
 void check_outputs(const Mesh& mesh, size_t num_outputs,
                    const std::vector<std::vector<Array>>& outputs,
-                   const char* driver = "shard_map");
+                   const char* driver = "shard_map",
+                   OutputCountFrom count_from = OutputCountFrom::kOutSpecs);
 
 // "shard_map input 1 (spec PartitionSpec('x'))"
 std::string argument_name(const char* what, size_t index, const PartitionSpec& spec);
