@@ -156,18 +156,21 @@ Array all_to_all_impl(DeviceContext& ctx, const CallNames& names, const Array& x
       }
     });
   };
+  // A chunk that is one run of bytes in x and in the output: one memcpy.
+  const size_t chunk_bytes = x.nbytes() / static_cast<size_t>(n);
+  const auto copy_run = [chunk_bytes](const std::byte* from, std::byte* to) {
+    std::memcpy(to, from, chunk_bytes);
+  };
   // One dim split and concatenated with only dims of size 1 before it (a 1-d
   // all_to_all, the leading dim): chunk j is the j-th n-th of the bytes of x
   // and of the output alike, one memcpy each, with no layout to work out.
   const bool flat = split == concat && std::all_of(x.shape().begin(), x.shape().begin() + split,
                                                    [](int64_t d) { return d == 1; });
   if (flat && choice.is_direct()) {
-    const auto chunk_bytes = static_cast<int64_t>(x.nbytes()) / n;
+    const auto step = static_cast<int64_t>(chunk_bytes);
     meeting.publish(call, x.bytes(), out_bytes);
-    receive(chunk_bytes, chunk_bytes, [chunk_bytes](const std::byte* from, std::byte* to) {
-      std::memcpy(to, from, static_cast<size_t>(chunk_bytes));
-    });
-    meeting.price_all_to_all(chunk_bytes);  // chunk r to member r
+    receive(step, step, copy_run);
+    meeting.price_all_to_all(step);  // chunk r to member r
     return out;
   }
 
@@ -187,7 +190,7 @@ Array all_to_all_impl(DeviceContext& ctx, const CallNames& names, const Array& x
     // unpack block s (from member s) to its place along concat_axis.
     const BoxCopy pack(esize, layout.chunk, layout.in, origin, layout.chunk, origin);
     const BoxCopy unpack(esize, layout.chunk, layout.chunk, origin, layout.out, origin);
-    const int64_t block_bytes = static_cast<int64_t>(x.nbytes()) / n;
+    const auto block_bytes = static_cast<int64_t>(chunk_bytes);  // a block is a chunk
     Array packed = Array::empty({x.size()}, x.dtype());
     Array received = Array::empty({x.size()}, x.dtype());
     for (int j = 0; j < n; ++j) {
@@ -202,19 +205,16 @@ Array all_to_all_impl(DeviceContext& ctx, const CallNames& names, const Array& x
     return out;
   }
   meeting.publish(call, x.bytes(), out_bytes);
-  // One memcpy per chunk when it is one run in x and in the output, else a
-  // BoxCopy, whose set-up costs a quarter of a small call.
+  // A BoxCopy only for a chunk of several runs: its set-up costs a quarter of
+  // a small call.
   if (BoxCopy::one_run(layout.chunk, layout.in, layout.out)) {
-    const size_t chunk_bytes = x.nbytes() / static_cast<size_t>(n);
-    receive(chunk_step, block_step, [chunk_bytes](const std::byte* from, std::byte* to) {
-      std::memcpy(to, from, chunk_bytes);
-    });
+    receive(chunk_step, block_step, copy_run);
   } else {
     const BoxCopy copy(esize, layout.chunk, layout.in, origin, layout.out, origin);
     receive(chunk_step, block_step,
             [&copy](const std::byte* from, std::byte* to) { copy.copy_all(from, to); });
   }
-  meeting.price_all_to_all(static_cast<int64_t>(x.nbytes()) / n);  // chunk r to member r
+  meeting.price_all_to_all(static_cast<int64_t>(chunk_bytes));  // chunk r to member r
   return out;
 }
 
