@@ -259,7 +259,7 @@ void check_fiber_options(const RuntimeOptions& options) {
 }
 
 // The threads a runtime may bind: its device threads, or its fiber workers
-// (unset: one per usable CPU).
+// (fiber_workers 0: one per usable CPU, which the binding counts).
 CpuBinding choose_binding(const RuntimeOptions& options, ExecutionMode mode, int max_devices) {
   if (mode == ExecutionMode::kThreads) return CpuBinding::choose(options.bind_threads, max_devices);
   return CpuBinding::choose(options.bind_threads,
@@ -349,9 +349,8 @@ RuntimeImpl::RuntimeImpl(RuntimeOptions options, int max_devices, int start_now)
   devices_.reset(new std::atomic<DeviceState*>[max_devices]);
   for (int id = 0; id < max_devices; ++id) devices_[id].store(nullptr, std::memory_order_relaxed);
   if (execution_ == ExecutionMode::kFibers) {
-    fibers_ = std::make_unique<FiberScheduler>(
-        options.fiber_workers > 0 ? options.fiber_workers : binding_.cpu_count(),
-        options.fiber_stack_bytes, binding_);
+    fibers_ = std::make_unique<FiberScheduler>(binding_.threads(), options.fiber_stack_bytes,
+                                               binding_);
   }
   try {
     for (int id = 0; id < start_now; ++id) device(id);

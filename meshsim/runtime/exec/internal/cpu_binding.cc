@@ -103,9 +103,10 @@ int usable_cores() {
 CpuBinding CpuBinding::choose(std::optional<bool> requested, std::optional<int> threads) {
   CpuBinding binding;
   binding.cpus_ = usable_cpus();
-  const int count = threads.value_or(binding.cpu_count());
+  binding.threads_ = threads.value_or(binding.cpu_count());
   const std::optional<bool> wanted = requested ? requested : bind_variable();
-  binding.enabled_ = wanted.value_or(count >= 2 && count <= binding.cpu_count());
+  binding.enabled_ =
+      wanted.value_or(binding.threads_ >= 2 && binding.threads_ <= binding.cpu_count());
   if (binding.enabled_) {
     const auto here = std::find(binding.cpus_.begin(), binding.cpus_.end(), sched_getcpu());
     binding.first_ = here != binding.cpus_.end() ? static_cast<size_t>(here - binding.cpus_.begin())

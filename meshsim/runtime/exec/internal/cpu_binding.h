@@ -44,6 +44,8 @@ class CpuBinding {
 
   bool enabled() const { return enabled_; }
   int cpu_count() const { return static_cast<int>(cpus_.size()); }
+  // The threads it was chosen for (`threads`, or one per usable CPU).
+  int threads() const { return threads_; }
   // Whether the system refused to bind one of the threads started so far
   // (it then runs where it was); each thread binds itself as it starts.
   bool refused() const { return refused_.load(std::memory_order_relaxed); }
@@ -55,7 +57,8 @@ class CpuBinding {
   void enter(int k) const;
 
   CpuBinding(const CpuBinding& other)
-      : enabled_(other.enabled_), cpus_(other.cpus_), first_(other.first_) {}
+      : enabled_(other.enabled_), cpus_(other.cpus_), first_(other.first_),
+        threads_(other.threads_) {}
 
  private:
   CpuBinding() = default;
@@ -63,6 +66,7 @@ class CpuBinding {
   bool enabled_ = false;
   std::vector<int> cpus_;
   size_t first_ = 0;  // index into cpus_
+  int threads_ = 0;
   mutable std::atomic<bool> refused_{false};
 };
 
