@@ -39,11 +39,6 @@ std::string wrong_text(const std::optional<int64_t>& wrong) {
   return wrong ? std::to_string(*wrong) : "N/A";
 }
 
-// "1 device", "2 devices".
-std::string count_of(int n, std::string_view noun) {
-  return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s");
-}
-
 // The '#' lines that open a table or a CSV file.
 std::string execution_line(const MeetingFloor& m) {
   const char* bound = m.bound ? ", bound to CPUs" : ", unbound";

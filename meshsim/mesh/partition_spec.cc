@@ -43,9 +43,8 @@ void PartitionSpec::validate(const AbstractMesh& mesh, int rank) const {
     seen.push_back(axis);
   }
   if (size() > rank) {
-    throw SpecRankError(to_string() + " has " + std::to_string(size()) +
-                        (size() == 1 ? " entry" : " entries") + " but the array has rank " +
-                        std::to_string(rank));
+    throw SpecRankError(to_string() + " has " + count_of(size(), "entry", "entries") +
+                        " but the array has rank " + std::to_string(rank));
   }
 }
 

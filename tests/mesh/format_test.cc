@@ -1,6 +1,6 @@
 // quote_text: how a user's text (an environment variable, a CLI value)
 // appears in a message: printable ASCII as is, other bytes as \xNN, and a
-// long text cut with its length.
+// long text cut with its length. count_of: a count and its noun.
 
 #include "meshsim/mesh/internal/format.h"
 
@@ -38,6 +38,14 @@ TEST(QuoteText, CountsAnEscapeAsTheCharactersItTakes) {
   EXPECT_EQ(quote_text("ab\x01", 5), "'ab'... (3 bytes)");  // the escape would pass 5
   EXPECT_EQ(quote_text("ab\x01", 6), "'ab\\x01'");
   EXPECT_LE(quote_text(std::string(100'000, '\x01')).size(), 64u + 20);
+}
+
+// count_of: the noun agrees with the count.
+TEST(CountOf, SingularForOneOnly) {
+  EXPECT_EQ(count_of(1, "entry", "entries"), "1 entry");
+  EXPECT_EQ(count_of(0, "entry", "entries"), "0 entries");
+  EXPECT_EQ(count_of(2, "device"), "2 devices");
+  EXPECT_EQ(count_of(1, "worker thread"), "1 worker thread");
 }
 
 }  // namespace

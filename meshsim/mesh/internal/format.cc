@@ -27,6 +27,13 @@ std::string quote_text(std::string_view text, size_t max_bytes) {
   return out;
 }
 
+std::string count_of(int64_t n, std::string_view one, std::string_view many) {
+  std::string out = std::to_string(n);
+  out += ' ';
+  if (n == 1) return out.append(one);
+  return many.empty() ? out.append(one).append("s") : out.append(many);
+}
+
 std::string format_axes(std::span<const std::string> axes) {
   if (axes.size() == 1) return quote_axis(axes[0]);
   std::string out = "(";

@@ -1,7 +1,9 @@
 #pragma once
-// Text helpers shared by to_string() and error messages in mesh/, so that an
-// axis list or a shape reads the same everywhere (JAX-like quoting).
+// Text helpers shared by to_string() and error messages (mesh/ and the
+// layers above), so that an axis list, a shape or a count reads the same
+// everywhere (JAX-like quoting).
 
+#include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
@@ -16,6 +18,10 @@ std::string quote_axis(std::string_view name);
 // cut where the quoted characters would pass `max_bytes`, saying how long the
 // text was (so a message stays short whatever the text holds).
 std::string quote_text(std::string_view text, size_t max_bytes = 64);
+
+// `n` and the noun that agrees with it: "1 entry", "2 entries" ("device",
+// with no plural given: "2 devices").
+std::string count_of(int64_t n, std::string_view one, std::string_view many = {});
 
 // Axes as in a JAX PartitionSpec entry: () for none, 'x' for one, ('x', 'y') for several.
 std::string format_axes(std::span<const std::string> axes);
