@@ -154,10 +154,14 @@ void Launch::abort() {
   }
 }
 
-void Launch::rethrow() const {
+void Launch::rethrow() {
   // failed() implies an error: aborted_ is set only by fail(), after it.
-  std::lock_guard lock(error_mu_);
-  std::rethrow_exception(error_);
+  std::exception_ptr error;
+  {
+    std::lock_guard lock(error_mu_);
+    error = std::move(error_);
+  }
+  std::rethrow_exception(std::move(error));
 }
 
 void Launch::on_block() {

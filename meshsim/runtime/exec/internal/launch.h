@@ -78,8 +78,12 @@ class Launch final : public BlockTracker {
   // free those buffers.
   void fail_and_settle(DeviceState& device, std::exception_ptr error);
   bool failed() const { return aborted_.load(std::memory_order_acquire); }
-  // Rethrows the recorded error on the launching thread (only when failed()).
-  [[noreturn]] void rethrow() const;
+  // Rethrows the recorded error on the launching thread (only when failed(),
+  // once), handing over the launch's reference to it: the last device to
+  // finish may delete the launch, and then drops no error the launching
+  // thread still uses (ThreadSanitizer cannot see exception_ptr's own
+  // synchronization, and its report, even suppressed, stalls the thread).
+  [[noreturn]] void rethrow();
 
   void release() {
     if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
