@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <vector>
@@ -176,6 +177,45 @@ TEST(CpuBindingTest, ARuntimeMadeInABoundBodyUsesAllTheCpus) {
 // Waits plan for the CPUs they are given (a runtime gives its own), not for
 // the calling thread's: a thread a bound body starts has one CPU, but a
 // runtime it makes launches devices that each have theirs.
+// Where a runtime's bound threads start: on the CPUs that hold the fewest
+// bound threads of the process's live runtimes, the first counting from the
+// CPU it was made on (`preferred`).
+TEST(CpuBindingTest, TheLeastLoadedStartCountsFromThePreferredCpu) {
+  EXPECT_EQ(least_loaded_first(std::vector{0, 0, 0, 0}, 2, 1), 1u);  // a tie: preferred
+  EXPECT_EQ(least_loaded_first(std::vector{1, 1, 0, 0}, 2, 0), 2u);
+  EXPECT_EQ(least_loaded_first(std::vector{0, 5, 0, 0}, 2, 0), 2u);  // not 3: counted from 0
+  EXPECT_EQ(least_loaded_first(std::vector{0, 5, 0, 0}, 2, 3), 3u);  // 3 and 0, wrapping
+  EXPECT_EQ(least_loaded_first(std::vector{0, 1, 1, 0}, 2, 1), 3u);
+  EXPECT_EQ(least_loaded_first(std::vector{2, 0, 1}, 1, 0), 1u);
+  // More threads than CPUs: each CPU takes threads / count of them, and the
+  // `threads % count` extra ones go where the fewest are.
+  EXPECT_EQ(least_loaded_first(std::vector{1, 0}, 3, 0), 1u);
+  EXPECT_EQ(least_loaded_first(std::vector{1, 0}, 4, 0), 0u);  // every start is the same
+  EXPECT_EQ(least_loaded_first(std::vector{7}, 5, 0), 0u);
+}
+
+// Runtimes alive at once bind their threads to different CPUs where there
+// are enough, instead of all starting on the CPU they were made on; a
+// destroyed runtime's CPUs are free again.
+TEST(CpuBindingTest, RuntimesAliveAtOnceBindToDifferentCpus) {
+  if (usable_cpus().size() < 2) GTEST_SKIP() << "needs 2 usable CPUs";
+  auto cpu_of = [](Runtime& runtime) {
+    const std::vector<std::vector<int>> cpus = cpus_by_position(runtime, 1);
+    EXPECT_EQ(cpus[0].size(), 1u);
+    return cpus[0].front();
+  };
+  auto a = std::make_unique<Runtime>(1, threads(true));
+  Runtime b(1, threads(true));
+  const int cpu_a = cpu_of(*a);
+  const int cpu_b = cpu_of(b);
+  EXPECT_NE(cpu_a, cpu_b);
+  a.reset();
+  Runtime c(1, threads(true));
+  // With two CPUs, `b`'s holds a thread and `a`'s none.
+  if (usable_cpus().size() == 2) EXPECT_EQ(cpu_of(c), cpu_a);
+  EXPECT_NE(cpu_of(c), cpu_b);
+}
+
 TEST(CpuBindingTest, WaitPoliciesPlanForTheCoresGiven) {
   EXPECT_GT(WaitPolicy::for_threads(2, 2).spin_ns, 0);
   EXPECT_EQ(WaitPolicy::for_threads(2, 1).spin_ns, 0);

@@ -5,11 +5,15 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
+#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
 #include <thread>
+#include <unordered_map>
+#include <utility>
 
 #include "meshsim/mesh/error.h"
 #include "meshsim/mesh/internal/format.h"
@@ -87,7 +91,63 @@ std::optional<bool> bind_variable() {
                              quote_text(text) + ": expected 'cores' or 'none'");
 }
 
+// Bound threads of the process's live runtimes, by CPU.
+class BoundLoads {
+ public:
+  // Never destroyed: a runtime may outlive static destruction.
+  static BoundLoads& process() {
+    static BoundLoads* loads = new BoundLoads;
+    return *loads;
+  }
+  // Chooses where `threads` bound threads start among `cpus` (an index),
+  // counting them there, under one lock: runtimes made at once still spread.
+  size_t place(const std::vector<int>& cpus, int threads, size_t preferred) {
+    std::lock_guard lock(mu_);
+    std::vector<int> loads(cpus.size());
+    for (size_t i = 0; i < cpus.size(); ++i) {
+      const auto it = by_cpu_.find(cpus[i]);
+      loads[i] = it != by_cpu_.end() ? it->second : 0;
+    }
+    const size_t first = least_loaded_first(loads, threads, preferred);
+    for (int k = 0; k < threads; ++k) ++by_cpu_[cpus[(first + k) % cpus.size()]];
+    return first;
+  }
+  void remove(const std::vector<int>& cpus, int threads, size_t first) {
+    std::lock_guard lock(mu_);
+    for (int k = 0; k < threads; ++k) {
+      const auto it = by_cpu_.find(cpus[(first + k) % cpus.size()]);
+      if (--it->second == 0) by_cpu_.erase(it);
+    }
+  }
+
+ private:
+  std::mutex mu_;  // a leaf
+  std::unordered_map<int, int> by_cpu_;
+};
+
 }  // namespace
+
+size_t least_loaded_first(std::span<const int> loads, int threads, size_t preferred) {
+  // Every start puts threads / count threads on each CPU, and one more on
+  // each of the `extra` CPUs from the start on: only those differ.
+  const size_t count = loads.size();
+  const size_t extra = static_cast<size_t>(threads) % count;
+  preferred %= count;
+  if (extra == 0) return preferred;
+  int64_t window = 0;  // the loads of the `extra` CPUs from `start`
+  for (size_t k = 0; k < extra; ++k) window += loads[(preferred + k) % count];
+  size_t best = preferred;
+  int64_t best_window = window;
+  for (size_t step = 1; step < count; ++step) {
+    const size_t start = (preferred + step) % count;
+    window += loads[(start + extra - 1) % count] - loads[(start + count - 1) % count];
+    if (window < best_window) {
+      best = start;
+      best_window = window;
+    }
+  }
+  return best;
+}
 
 std::vector<int> usable_cpus() {
   std::vector<int> cpus = confined_to != nullptr ? *confined_to : own_mask();
@@ -107,12 +167,22 @@ CpuBinding CpuBinding::choose(std::optional<bool> requested, std::optional<int> 
   const std::optional<bool> wanted = requested ? requested : bind_variable();
   binding.enabled_ =
       wanted.value_or(binding.threads_ >= 2 && binding.threads_ <= binding.cpu_count());
-  if (binding.enabled_) {
+  if (binding.enabled_ && binding.threads_ > 0) {
     const auto here = std::find(binding.cpus_.begin(), binding.cpus_.end(), sched_getcpu());
-    binding.first_ = here != binding.cpus_.end() ? static_cast<size_t>(here - binding.cpus_.begin())
-                                                 : 0;
+    const size_t preferred =
+        here != binding.cpus_.end() ? static_cast<size_t>(here - binding.cpus_.begin()) : 0;
+    binding.first_ = BoundLoads::process().place(binding.cpus_, binding.threads_, preferred);
+    binding.counted_ = true;
   }
   return binding;
+}
+
+CpuBinding::CpuBinding(CpuBinding&& other) noexcept
+    : enabled_(other.enabled_), counted_(std::exchange(other.counted_, false)),
+      cpus_(std::move(other.cpus_)), first_(other.first_), threads_(other.threads_) {}
+
+CpuBinding::~CpuBinding() {
+  if (counted_) BoundLoads::process().remove(cpus_, threads_, first_);
 }
 
 void CpuBinding::enter(int k) const {

@@ -9,9 +9,11 @@
 // kernel rarely separates such a pair, since only one of them is runnable at
 // a time. A 2-device psum then costs 2.5 us instead of 0.2 us, for the whole
 // launch. Bound threads cannot share a CPU. The k-th bound thread goes to
-// cpus[(first + k) % count], where `first` is the CPU the runtime was made
-// on, so the runtimes of several processes on a large machine spread over
-// it instead of all taking its first CPUs.
+// cpus[(first + k) % count]. `first` is where the process's live runtimes
+// bound the fewest threads (least_loaded_first), the CPU the runtime was
+// made on when that is as good: runtimes that live at the same time spread
+// over the machine instead of piling onto one CPU pair the scheduler cannot
+// undo, and the runtimes of several processes start where each was made.
 //
 // Every other thread of the runtime may run on all of its CPUs: set
 // explicitly, since a Linux thread inherits the mask of the thread that
@@ -19,7 +21,9 @@
 // confine its own threads to that device's one CPU.
 
 #include <atomic>
+#include <cstddef>
 #include <optional>
+#include <span>
 #include <vector>
 
 namespace meshsim {
@@ -30,6 +34,13 @@ namespace meshsim {
 // runtime confined (bound to one CPU or not), that runtime's CPUs. Also
 // refreshes the calling thread's usable_cores().
 std::vector<int> usable_cpus();
+
+// Where `threads` bound threads should start among CPUs already holding
+// `loads[i]` bound threads each (i: index into a runtime's CPUs; the k-th
+// thread goes to index (first + k) % loads.size()): the start whose threads
+// land on the fewest, the first such counting from `preferred` on.
+// `loads` is not empty; threads >= 1.
+size_t least_loaded_first(std::span<const int> loads, int threads, size_t preferred);
 
 class CpuBinding {
  public:
@@ -56,14 +67,17 @@ class CpuBinding {
   // the runtime's CPUs (usable_cpus()). `this` must outlive the thread.
   void enter(int k) const;
 
-  CpuBinding(const CpuBinding& other)
-      : enabled_(other.enabled_), cpus_(other.cpus_), first_(other.first_),
-        threads_(other.threads_) {}
+  // An enabled binding counts its threads on their CPUs (least_loaded_first)
+  // while it lives.
+  CpuBinding(CpuBinding&& other) noexcept;
+  CpuBinding& operator=(CpuBinding&&) = delete;
+  ~CpuBinding();
 
  private:
   CpuBinding() = default;
 
   bool enabled_ = false;
+  bool counted_ = false;  // its threads are in the process's loads
   std::vector<int> cpus_;
   size_t first_ = 0;  // index into cpus_
   int threads_ = 0;
