@@ -422,7 +422,13 @@ RuntimeImpl::~RuntimeImpl() {
       // another runtime may run this, and as a fiber it must not block its
       // worker, which may have to run the fibers those launches wait for.
       // The word advances under the lock, so no wake-up is lost; the wait
-      // takes a deadline, and a far one costs nothing.
+      // takes a deadline, and a far one costs nothing. From a device body
+      // (of another runtime) the wait is one of the ClaimWaits: the launches
+      // it waits for may wait for a device its own launch holds.
+      std::optional<ClaimWaits::Wait> in_cycles;
+      if (const DeviceState* caller = current_device(); caller != nullptr) {
+        in_cycles.emplace(*caller, *this);
+      }
       while (launches_in_flight_ > 0) {
         const uint32_t seen = launches_ended_.load();
         lock.unlock();

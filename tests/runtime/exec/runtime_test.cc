@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "meshsim/runtime/exec/errors.h"
+#include "meshsim/runtime/exec/internal/claim_waits.h"
 #include "meshsim/runtime/exec/internal/device_hooks.h"
 #include "support/expect_error.h"
 #include "support/scoped_env.h"
@@ -511,6 +512,46 @@ TEST(RuntimeTest, DestroyingFromAFiberOfAnotherRuntimeLetsItsWorkerRun) {
   });
   EXPECT_EQ(b, nullptr);
   EXPECT_EQ(ran.load(), 2);
+}
+
+// A device body of a destroys b while b's launch (from a host thread) has a
+// body that launches on a's device 0, which a's launch holds: the destructor
+// waits for b's launch, which waits for the destructor's. The claim gives up
+// with a DeadlockError naming the cycle; b's launch fails, the destructor
+// returns, and a's launch ends.
+TEST(RuntimeTest, DestroyingARuntimeWhoseLaunchWaitsForTheDestroyersDeviceBreaksTheCycle) {
+  Runtime a(2);
+  auto b = std::make_unique<Runtime>(2);
+  std::atomic<bool> a_holds{false};
+  std::string caught;
+  std::thread host([&] {
+    try {
+      b->launch(Mesh::make({{"x", 2}}), [&](DeviceContext& ctx) {
+        if (ctx.position() != 0) return;
+        while (!a_holds.load()) ctx.yield();
+        a.launch(Mesh::make({{"y", 1}}), [](DeviceContext&) {});  // wants a's device 0
+      });
+    } catch (const DeadlockError& e) {
+      caught = e.what();
+    }
+  });
+  int destroyed = 0;
+  a.launch(Mesh::make({{"x", 2}}), [&](DeviceContext& ctx) {
+    if (ctx.position() != 0) return;
+    a_holds.store(true);
+    while (ClaimWaits::process().size() == 0) ctx.yield();  // b's body waits for device 0
+    b.reset();
+    ++destroyed;
+  });
+  host.join();
+  EXPECT_EQ(destroyed, 1);
+  EXPECT_THAT(caught, ::testing::HasSubstr(
+                          "launch on Mesh(y=1) from the body of device 0 would wait forever, in a "
+                          "cycle of launches that wait for each other's devices: device 0 (in the "
+                          "launch on Mesh(x=2)) waits for device 0 of another runtime, held by the "
+                          "launch on Mesh(x=2); device 0 of another runtime (in the launch on "
+                          "Mesh(x=2)) waits in the destructor of this runtime for the launch on "
+                          "Mesh(x=2) to end"));
 }
 
 }  // namespace

@@ -34,7 +34,15 @@ ClaimWaits::Wait::Wait(const DeviceState* claimant, const Launch& claiming,
                        const DeviceState& wanted)
     : waits_(process()) {
   std::lock_guard lock(waits_.mu_);
-  entry_ = waits_.waits_.insert(waits_.waits_.end(), {claimant, &claiming, &wanted, 0, {}});
+  entry_ = waits_.waits_.insert(waits_.waits_.end(),
+                                {claimant, &claiming, &wanted, nullptr, 0, {}});
+}
+
+ClaimWaits::Wait::Wait(const DeviceState& claimant, const RuntimeImpl& destroying)
+    : waits_(process()) {
+  std::lock_guard lock(waits_.mu_);
+  entry_ = waits_.waits_.insert(waits_.waits_.end(),
+                                {&claimant, claimant.launch, nullptr, &destroying, 0, {}});
 }
 
 ClaimWaits::Wait::~Wait() {
@@ -58,9 +66,10 @@ void ClaimWaits::search() {
   for (Entry& e : waits_) waits.push_back(&e);
   const size_t n = waits.size();
   // Nodes: the waits (0 .. n-1), then the launches on their chains. A wait
-  // leads to the launch holding its device; a launch to the waits whose
-  // launch it is or encloses. Launches are read only along a wait's own
-  // chain, which lives as long as the wait; a holder is only compared.
+  // leads to the launch holding its device (a destructor's wait: to each
+  // launch of the runtime it destroys); a launch to the waits whose launch
+  // it is or encloses. Launches are read only along a wait's own chain,
+  // which lives as long as the wait; a holder is only compared.
   std::vector<std::vector<size_t>> out(n);
   std::unordered_map<const Launch*, size_t> launch_node;
   for (size_t i = 0; i < n; ++i) {
@@ -72,6 +81,12 @@ void ClaimWaits::search() {
   }
   std::vector<const Launch*> holder(n);
   for (size_t i = 0; i < n; ++i) {
+    if (const RuntimeImpl* destroyed = waits[i]->destroying) {
+      for (const auto& [launch, node] : launch_node) {
+        if (&launch->devices().front()->runtime == destroyed) out[i].push_back(node);
+      }
+      continue;
+    }
     holder[i] = waits[i]->wanted->owner.load(std::memory_order_acquire);
     // Its own launch holds it: the claim succeeded, and the wait is leaving.
     if (holder[i] == waits[i]->claiming) continue;
@@ -136,7 +151,9 @@ void ClaimWaits::search() {
     const DeviceState* best = nullptr;
     size_t pick = n;
     for (const size_t i : set) {
-      const DeviceState* c = i < n ? waits[i]->claimant : nullptr;
+      // Host threads and destructors cannot give up.
+      if (i >= n || waits[i]->destroying != nullptr) continue;
+      const DeviceState* c = waits[i]->claimant;
       if (c == nullptr) continue;
       if (best == nullptr || c->agent < best->agent ||
           (c->agent == best->agent && std::less<>()(c, best))) {
@@ -177,8 +194,20 @@ void ClaimWaits::search() {
     // Each holder on it is a launch node of the set: on a live wait's
     // chain. Devices are named as seen from the body that gives up.
     const RuntimeImpl& home = e.claimant->runtime;
-    for (const size_t u : cycle) {
+    for (size_t k = 0; k < cycle.size(); ++k) {
+      const size_t u = cycle[k];
       const Entry& w = *waits[u];
+      if (w.destroying != nullptr) {
+        // The launch it leads to on the cycle: of the destroyed runtime, on
+        // the next wait's chain.
+        const Launch* on = waits[cycle[(k + 1) % cycle.size()]]->claiming;
+        while (&on->devices().front()->runtime != w.destroying) on = on->enclosing();
+        e.cycle += (e.cycle.empty() ? "" : "; ") + device_name(*w.claimant, home) + " (in " +
+                   launch_on(*w.claiming) + ") waits in the destructor of " +
+                   (w.destroying == &home ? "this runtime" : "another runtime") + " for " +
+                   launch_on(*on) + " to end";
+        continue;
+      }
       e.cycle += (e.cycle.empty() ? "" : "; ") +
                  (w.claimant != nullptr
                       ? device_name(*w.claimant, home) + " (in " + launch_on(*w.claimant->launch) +

@@ -27,6 +27,12 @@
 // never gives up (a stuck set always has a device body: host claims alone
 // cannot form a cycle, since each claims one runtime's devices in increasing
 // agent order).
+//
+// A device body that destroys another runtime waits in its destructor for
+// that runtime's launches to end: that wait leads to each of them, and is
+// part of the graph too, but never gives up (a destructor cannot throw). A
+// body of such a launch that waits for a device the destroyer's launch holds
+// closes a cycle, and gives up as above.
 
 #include <chrono>
 #include <cstddef>
@@ -37,6 +43,7 @@
 namespace meshsim {
 
 class Launch;
+class RuntimeImpl;
 struct DeviceState;
 
 class ClaimWaits {
@@ -44,7 +51,8 @@ class ClaimWaits {
   struct Entry {
     const DeviceState* claimant;  // null: a host thread
     const Launch* claiming;
-    const DeviceState* wanted;
+    const DeviceState* wanted;       // null for a destructor's wait
+    const RuntimeImpl* destroying;  // a destructor's wait: the runtime it destroys
     int chosen = 0;     // searches in a row that chose it to give up
     std::string cycle;  // set once it gives up
   };
@@ -61,6 +69,9 @@ class ClaimWaits {
   class Wait {
    public:
     Wait(const DeviceState* claimant, const Launch& claiming, const DeviceState& wanted);
+    // While it lives, the body of `claimant` (in its launch) waits in the
+    // destructor of `destroying`, another runtime, for its launches to end.
+    Wait(const DeviceState& claimant, const RuntimeImpl& destroying);
     ~Wait();
     Wait(const Wait&) = delete;
     Wait& operator=(const Wait&) = delete;
