@@ -208,11 +208,9 @@ int KernelContext::cell(DmaSemaphore sem, const char* what) const {
   return shard_->dma_cell(sem.index());
 }
 
-void KernelContext::signal(int position, int index, uint32_t units, const VectorClock* clock,
-                           const SignalStamp* stamp, const char* what) {
-  KernelShard& target = *group_->shards[position];
-  SemaphoreCell& c = target.cells[index];
-  const int64_t before = c.value();
+void KernelContext::check_room(int position, int index, uint32_t units, const char* what) const {
+  const KernelShard& target = *group_->shards[position];
+  const int64_t before = target.cells[index].value();
   if (before + static_cast<int64_t>(units) > kMaxValue) {
     throw SemaphoreError(prefix(what) + " adds " + std::to_string(units) +
                          " to " + target.cell_name(index) + " of device " +
@@ -220,6 +218,13 @@ void KernelContext::signal(int position, int index, uint32_t units, const Vector
                          std::to_string(before) + ": past the most a semaphore holds, " +
                          std::to_string(kMaxValue));
   }
+}
+
+void KernelContext::signal(int position, int index, uint32_t units, const VectorClock* clock,
+                           const SignalStamp* stamp, const char* what) {
+  KernelShard& target = *group_->shards[position];
+  SemaphoreCell& c = target.cells[index];
+  check_room(position, index, units, what);
   if (group_->races) group_->races->signal(*target.races, index, units, *clock);
   if (stamp != nullptr && target.stamps != nullptr) {
     std::lock_guard lock(target.stamps->mu);
@@ -534,6 +539,10 @@ void KernelContext::start(const AsyncCopy& copy) {
     f.recv_clock.join(own.reader);
   }
   if (copy_mode_ == CopyMode::kEager) {
+    // A copy its semaphores cannot count is refused before its bytes move.
+    const auto units = static_cast<uint32_t>(f.bytes);
+    check_room(f.target, f.recv_cell, units, "AsyncCopy");
+    if (f.signals_send) check_room(f.issuer, f.send_cell, units, "AsyncCopy");
     if (f.bytes > 0) std::memmove(f.to, f.from, f.bytes);  // a local copy may overlap
     signal_done(f);
     return;

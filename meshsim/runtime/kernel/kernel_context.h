@@ -68,6 +68,8 @@ class AsyncCopy {
   // receive semaphore on the destination device and to the send semaphore
   // here (a local copy: to its one semaphore, once). Other copy modes: the
   // same later, when the copy is waited for (KernelSpec::set_copy_mode).
+  // SemaphoreError when a semaphore would pass kMaxSemaphoreValue; eager,
+  // before any byte moves.
   void start();
   // Waits until the send semaphore here holds src's byte count, and takes
   // it. RuntimeUsageError for a local copy, which has no send semaphore.
@@ -204,6 +206,9 @@ class KernelContext {
   // (each ignored when null or off; SemaphoreError past the most it holds).
   void signal(int position, int cell, uint32_t units, const VectorClock* clock,
               const SignalStamp* stamp, const char* what);
+  // SemaphoreError unless cell `cell` of the device at `position` has room
+  // for `units` more now (others may still signal it meanwhile).
+  void check_room(int position, int cell, uint32_t units, const char* what) const;
   // Waits until this device's cell `cell` holds `units` and takes them
   // (another function on the device may take from the same cell).
   void take(int cell, uint32_t units, const char* op, const char* kind, int index);

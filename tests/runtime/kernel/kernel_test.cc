@@ -572,6 +572,30 @@ TEST(KernelErrorTest, OutOfRangeCountsAreErrors) {
   });
 }
 
+// An eager copy that its semaphore cannot count is refused before its bytes
+// move: 7 copies of 2^27 bytes leave room for less than one more.
+TEST(KernelErrorTest, AnEagerCopyPastTheSemaphoresMostMovesNothing) {
+  Runtime rt(1);
+  float moved = -1;
+  rt.launch(ring_mesh(1), [&](DeviceContext& ctx) {
+    KernelSpec spec("big");
+    spec.set_copy_mode(CopyMode::kEager);
+    const BufferRef buf = spec.buffer({2, int64_t{1} << 25}, DType::kFloat32);  // 2 x 128 MiB
+    const DmaSemaphore sem = spec.dma_semaphore();
+    run_kernel(ctx, spec, [&](KernelContext& k) {
+      AsyncCopy copy = k.make_async_copy(buf.at(0), buf.at(1), sem);
+      for (int i = 0; i < 7; ++i) copy.start();
+      k.write<float>(buf.at(0))[0] = 5;
+      EXPECT_ERROR(copy.start(), SemaphoreError,
+                   "adds 134217728 to DMA semaphore 0 of device 0, which holds 939524096: past "
+                   "the most a semaphore holds, 1073741823");
+      moved = k.read<float>(buf.at(1))[0];
+      for (int i = 0; i < 7; ++i) copy.wait();
+    });
+  });
+  EXPECT_EQ(moved, 0);
+}
+
 TEST(KernelErrorTest, ABarrierSemaphoreNeedsACollectiveId) {
   Runtime rt(1);
   // A barrier handle from a kernel that has an id, used in one that has none.
