@@ -290,6 +290,7 @@ void KernelRun::run(DeviceContext& ctx, const KernelSpec& spec, const KernelProg
   }
 
   CollectiveCall exit_call("run_kernel (exit)", DType::kFloat32, {});
+  exit_call.has_operand = false;
   try {
     OpScope scope(ctx, "run_kernel (exit)", group);
     meeting.slot(position).publish(exit_call, nullptr, nullptr);

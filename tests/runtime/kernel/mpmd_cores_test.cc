@@ -329,6 +329,23 @@ TEST(MpmdCoresTest, AFailingFunctionCancelsTheOtherOnItsDevice) {
                "exited with semaphores of device 0 not back at 0: semaphore 0 holds 2");
 }
 
+// Functions on one device that call different collectives are told apart
+// by their cores in the mismatch: "device 0" and "device 0 core 1".
+TEST(MpmdCoresTest, AMismatchNamesTheCoresOfADevice) {
+  Runtime rt(1);
+  KernelSpec outer("outer"), inner("inner");
+  EXPECT_ERROR(mpmd_map(rt,
+                        {{line_mesh("x", {0}), [](KernelContext&) {}},
+                         {line_mesh("x", {0}),
+                          [&](KernelContext& k) {
+                            run_kernel(k.device(), inner, [](KernelContext&) {});
+                          }}},
+                        outer),
+               CollectiveMismatchError,
+               "[devices 0, 0 core 1]: device 0 called run_kernel (exit)() but device 0 core 1 "
+               "called run_kernel");
+}
+
 // Eight functions on one device, each writing its element of the shared
 // buffer; the first reads them all once the seven others signalled.
 TEST(MpmdCoresTest, EightFunctionsOnOneDevice) {

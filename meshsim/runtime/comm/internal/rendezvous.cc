@@ -1,13 +1,16 @@
 #include "meshsim/runtime/comm/internal/rendezvous.h"
 
 #include <algorithm>
+#include <string_view>
 
+#include "meshsim/runtime/comm/internal/fabric.h"
 #include "meshsim/runtime/exec/errors.h"
 
 namespace meshsim {
 
 Rendezvous::Rendezvous(std::vector<int> agent_ids, std::string label, int devices)
     : agent_ids_(std::move(agent_ids)),
+      devices_(devices),
       label_(std::move(label)),
       slots_(new Slot[agent_ids_.size()]) {
   if (size() <= Exchange::kMaxMembers) exchange_ = std::make_unique<Exchange>(size());
@@ -16,11 +19,16 @@ Rendezvous::Rendezvous(std::vector<int> agent_ids, std::string label, int device
   }
 }
 
+std::string Rendezvous::member_name(int rank) const {
+  if (device_ids_.empty()) return agent_name(agent_ids_[rank], 0);
+  return agent_name(device_ids_[rank], agent_ids_[rank] / devices_);
+}
+
 std::string Rendezvous::describe() const {
   std::string out = label_ + " [devices ";
-  const std::span<const int> ids = device_ids();
-  for (size_t i = 0; i < ids.size(); ++i) {
-    out += (i ? ", " : "") + std::to_string(ids[i]);
+  for (int r = 0; r < size(); ++r) {
+    if (r > 0) out += ", ";
+    out += member_name(r).substr(std::string_view("device ").size());
   }
   return out + "]";
 }
@@ -118,9 +126,8 @@ std::byte* Rendezvous::leader_result(size_t bytes) {
 
 std::string Rendezvous::mismatch_message(const CollectiveCall& first, int rank,
                                          const CollectiveCall& other) const {
-  return "collective mismatch in " + describe() + ": device " + std::to_string(device_ids()[0]) +
-         " called " + first.describe() + " but device " + std::to_string(device_ids()[rank]) +
-         " called " + other.describe();
+  return "collective mismatch in " + describe() + ": " + member_name(0) + " called " +
+         first.describe() + " but " + member_name(rank) + " called " + other.describe();
 }
 
 void Rendezvous::check_calls() {

@@ -102,6 +102,9 @@ class Rendezvous {
   std::span<const int> device_ids() const {
     return device_ids_.empty() ? std::span<const int>(agent_ids_) : device_ids_;
   }
+  // Member `rank` as messages name it: "device 3", or "device 3 core 1" for
+  // a further core of an mpmd_map device.
+  std::string member_name(int rank) const;
   // "axes 'x', group 1 of 2 [devices 0, 2]"
   std::string describe() const;
   // "axes 'x', group 1 of 2": the group without its member list, for reports
@@ -180,6 +183,7 @@ class Rendezvous {
 
   std::vector<int> agent_ids_;
   std::vector<int> device_ids_;  // empty when equal to agent_ids_
+  int devices_;                   // the runtime's device count (0: not given)
   std::string label_;
   std::unique_ptr<Slot[]> slots_;
   std::unique_ptr<Exchange> exchange_;  // leaderless groups only
