@@ -33,6 +33,9 @@ class DeviceContext {
   int device_id() const;
   // Index of this device in the launch mesh (row-major over its axes).
   int position() const;
+  // The launch's mesh and this device's coordinates in it: the runtime's
+  // copy, valid during the launch only (the runtime may drop it once the
+  // launch ended: copy the Mesh to keep it).
   const Mesh& mesh() const;
   std::span<const int> coords() const;
 
