@@ -326,11 +326,13 @@ RuntimeImpl::RuntimeImpl(RuntimeOptions options, int max_devices, int start_now)
                                "none, got " + std::to_string(options.launch_timeout.count()) +
                                " ms");
   }
-  if (options.wait_policy &&
-      (options.wait_policy->spin_ns < 0 || options.wait_policy->yield_ns < 0)) {
-    throw InvalidArgumentError("RuntimeOptions::wait_policy budgets must not be negative, got "
-                               "spin_ns " + std::to_string(options.wait_policy->spin_ns) +
-                               ", yield_ns " + std::to_string(options.wait_policy->yield_ns));
+  if (const auto& p = options.wait_policy; p && (p->spin_ns < 0 || p->yield_ns < 0 ||
+                                                  p->spin_ns > WaitPolicy::kMaxBudgetNs ||
+                                                  p->yield_ns > WaitPolicy::kMaxBudgetNs)) {
+    throw InvalidArgumentError("RuntimeOptions::wait_policy budgets must be 0 to 1 s "
+                               "(WaitPolicy::kMaxBudgetNs), got spin_ns " +
+                               std::to_string(p->spin_ns) + ", yield_ns " +
+                               std::to_string(p->yield_ns));
   }
   if (!(options.warn_fraction > 0 && options.warn_fraction <= 1)) {
     throw InvalidArgumentError("RuntimeOptions::warn_fraction must be in (0, 1], got " +
@@ -402,15 +404,26 @@ void RuntimeImpl::without_changes(FunctionRef<void()> read) {
 }
 
 RuntimeImpl::~RuntimeImpl() {
-  // It would wait for the launch that runs this very code: fail fast and
-  // loudly instead of hanging (a destructor cannot throw).
+  // It would wait for the launch that runs this very code, or encloses the
+  // one that does: fail fast and loudly instead of hanging (a destructor
+  // cannot throw). On stderr itself: the logger may be switched off.
   if (const DeviceState* device = calling_device()) {
-    // On stderr itself too: the logger may be switched off.
     std::fprintf(stderr,
                  "meshsim: Runtime destroyed from the body of its own device %d: it would wait "
                  "forever for the launch that runs that body; terminating\n",
                  device->id);
     std::terminate();
+  }
+  if (const DeviceState* device = current_device(); device != nullptr) {
+    for (const Launch* l = device->launch->enclosing(); l != nullptr; l = l->enclosing()) {
+      if (&l->devices().front()->runtime != this) continue;
+      std::fprintf(stderr,
+                   "meshsim: Runtime destroyed from the body of device %d of another runtime, "
+                   "in a launch made inside a launch of the runtime destroyed: it would wait "
+                   "forever for that launch, which waits for this body; terminating\n",
+                   device->id);
+      std::terminate();
+    }
   }
   {
     std::unique_lock lock(in_flight_mu_);
@@ -780,10 +793,15 @@ void RuntimeImpl::wait_for(Launch& launch, bool own_core) noexcept {
                   "launch on " + describe(launch.mesh().mesh()) + " timed out after " +
                   std::to_string(timeout.count()) + " ms:"))));
   // Waits inside meshsim are cancelled now; a device in its own code is not.
+  // Said once a timeout but at least a second later, then ever more rarely
+  // (up to once a minute): a 1 ms timeout must not log a line a millisecond.
+  std::chrono::steady_clock::duration every = std::max<std::chrono::milliseconds>(timeout, 1s);
   while (!host.wait_change_until(launch.done(), initial,
-                                 std::chrono::steady_clock::now() + timeout)) {
+                                 std::chrono::steady_clock::now() + every)) {
     logger_->error("{}", launch.progress_report("launch timed out and is still waiting for "
                                                 "devices to return from their own code:"));
+    every = std::max<std::chrono::steady_clock::duration>(
+        timeout, std::min<std::chrono::steady_clock::duration>(2 * every, 1min));
   }
 }
 

@@ -114,8 +114,8 @@ struct RuntimeOptions {
   std::optional<int> max_devices;
   // Overrides the spin/yield budgets of device waits (for experiments). A wait
   // with a spin phase still shortens it, and skips its yields, while the
-  // machine is loaded by other processes (waiter.h). Negative budgets are an
-  // InvalidArgumentError.
+  // machine is loaded by other processes (waiter.h). Budgets below 0 or above
+  // WaitPolicy::kMaxBudgetNs (1 s) are an InvalidArgumentError.
   std::optional<WaitPolicy> wait_policy;
   // A launch still running after this long fails with a TimeoutError that says
   // where every device is; zero turns the timeout off. A launch from a host

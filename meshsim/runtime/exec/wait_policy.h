@@ -16,6 +16,11 @@ namespace meshsim {
 int usable_cores();
 
 struct WaitPolicy {
+  // The most either budget may be (RuntimeOptions::wait_policy): a waiter
+  // that spins or yields is not yet blocked, so a deadlock is seen only once
+  // its budgets ran out.
+  static constexpr int64_t kMaxBudgetNs = 1'000'000'000;
+
   int64_t spin_ns = 0;
   int64_t yield_ns = 0;
   // The policy for `threads` runnable threads on `cores` CPUs (a runtime

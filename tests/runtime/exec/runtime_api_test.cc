@@ -39,5 +39,21 @@ TEST(RuntimeApiDeathTest, DestroyingTheRuntimeFromItsOwnDeviceTerminates) {
       "Runtime destroyed from the body of its own device 0");
 }
 
+// Likewise from the body of another runtime's device, in a launch made in a
+// launch of the runtime destroyed (which waits for that body).
+TEST(RuntimeApiDeathTest, DestroyingTheRuntimeFromALaunchNestedInItsOwnTerminates) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        auto* a = new Runtime(1);
+        Runtime b(1);
+        a->launch(Mesh::make({{"x", 1}}), [&](DeviceContext&) {
+          b.launch(Mesh::make({{"y", 1}}), [&](DeviceContext&) { delete a; });
+        });
+      },
+      "Runtime destroyed from the body of device 0 of another runtime, in a launch made inside "
+      "a launch of the runtime destroyed");
+}
+
 }  // namespace
 }  // namespace meshsim::runtime_api_test

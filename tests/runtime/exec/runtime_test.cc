@@ -5,9 +5,12 @@
 
 #include <gtest/gtest.h>
 #include <spdlog/logger.h>
+#include <spdlog/sinks/ostream_sink.h>
 
 #include <atomic>
 #include <limits>
+#include <memory>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -359,6 +362,33 @@ TEST(RuntimeTimeoutTest, AHostLaunchWaitsForHeldDevicesNoLongerThanTheTimeout) {
   EXPECT_EQ(ran, 1);
 }
 
+// A device still in its own code after a launch timed out is reported at
+// most once a second at first, whatever the timeout: a 1 ms timeout had
+// logged a report per millisecond (170 for a 200 ms body).
+TEST(RuntimeTimeoutTest, ABodyRunningPastTheTimeoutIsReportedOnceASecondAtMost) {
+  Runtime rt(1, {.launch_timeout = std::chrono::milliseconds(1)});
+  std::ostringstream log;
+  rt.logger().sinks().push_back(std::make_shared<spdlog::sinks::ostream_sink_mt>(log));
+  const auto reports = [&] {
+    const std::string text = log.str();
+    int count = 0;
+    for (size_t at = 0; (at = text.find("still waiting for devices", at)) != std::string::npos;
+         ++at) {
+      ++count;
+    }
+    return count;
+  };
+  for (const int ms : {300, 1300}) {
+    log.str("");
+    EXPECT_ERROR(rt.launch(Mesh::make({{"x", 1}}),
+                           [&](DeviceContext&) {
+                             std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+                           }),
+                 TimeoutError, "timed out after 1 ms");
+    EXPECT_EQ(reports(), ms / 1000) << ms << " ms";
+  }
+}
+
 // A device that polls with yield() instead of waiting in meshsim: the
 // timeout (or a peer's failure, below) cancels it at its next yield, so the
 // launch ends instead of logging forever.
@@ -426,10 +456,17 @@ TEST(RuntimeTimeoutTest, ExtremeSettingsAreAcceptedOrRefused) {
                InvalidArgumentError,
                "RuntimeOptions::launch_timeout must be positive, or zero for none, got -5 ms");
   EXPECT_ERROR(Runtime(1, {.wait_policy = WaitPolicy{-100, 0}}), InvalidArgumentError,
-               "RuntimeOptions::wait_policy budgets must not be negative, got spin_ns -100, "
-               "yield_ns 0");
+               "RuntimeOptions::wait_policy budgets must be 0 to 1 s (WaitPolicy::kMaxBudgetNs), "
+               "got spin_ns -100, yield_ns 0");
   EXPECT_ERROR(Runtime(1, {.wait_policy = WaitPolicy{0, -1}}), InvalidArgumentError,
                "yield_ns -1");
+  // Past a second a waiter would hide a deadlock that long (and the clock
+  // arithmetic of a budget near INT64_MAX overflows).
+  EXPECT_ERROR(Runtime(1, {.wait_policy = WaitPolicy{std::numeric_limits<int64_t>::max(), 0}}),
+               InvalidArgumentError, "got spin_ns 9223372036854775807, yield_ns 0");
+  EXPECT_ERROR(Runtime(1, {.wait_policy = WaitPolicy{0, WaitPolicy::kMaxBudgetNs + 1}}),
+               InvalidArgumentError, "yield_ns 1000000001");
+  Runtime(1, {.wait_policy = WaitPolicy{WaitPolicy::kMaxBudgetNs, WaitPolicy::kMaxBudgetNs}});
   EXPECT_ERROR(Runtime(1, {.execution = static_cast<ExecutionMode>(7)}), InvalidArgumentError,
                "RuntimeOptions::execution must be ExecutionMode::kThreads or kFibers, got 7");
   {
