@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "meshsim/mesh/error.h"
+#include "meshsim/mesh/internal/format.h"
 #include "meshsim/mesh/topology/internal/dimension_group.h"
 #include "meshsim/mesh/topology/internal/units.h"
 
@@ -17,6 +18,32 @@ namespace meshsim {
 namespace {
 
 using nlohmann::json;
+
+// Whether `value` holds arrays or objects at most `levels` deep (recursing
+// no deeper than that).
+bool nests_at_most(const json& value, int levels) {
+  if (!value.is_structured()) return true;
+  if (levels == 0) return false;
+  for (const json& element : value) {
+    if (!nests_at_most(element, levels - 1)) return false;
+  }
+  return true;
+}
+
+// `value` as a message shows it: as JSON, cut to 64 characters, when it
+// nests at most 2 deep; else an array or object by its size only (dumping a
+// deeply nested one recursed as deep as it nests, and overflowed the stack).
+std::string shown(const json& value) {
+  if (!nests_at_most(value, 2)) {
+    return value.is_array() ? "an array of " + count_of(value.size(), "element")
+                            : "an object of " + count_of(value.size(), "key");
+  }
+  std::string text = value.dump();
+  if (text.size() > 64) {
+    text = text.substr(0, 64) + "... (" + std::to_string(text.size()) + " characters)";
+  }
+  return text;
+}
 
 const json& require(const json& entry, const char* key, const std::string& label) {
   auto it = entry.find(key);
@@ -26,12 +53,12 @@ const json& require(const json& entry, const char* key, const std::string& label
 
 int parse_size(const json& value, const std::string& field) {
   if (!value.is_number_integer()) {
-    throw TopologyError(field + ": expected an integer, got " + value.dump());
+    throw TopologyError(field + ": expected an integer, got " + shown(value));
   }
   int64_t size = value.get<int64_t>();
   if (size < 1 || size > INT_MAX) {
     throw TopologyError(field + ": size must be in [1, " + std::to_string(INT_MAX) + "], got " +
-                        value.dump());
+                        shown(value));
   }
   return static_cast<int>(size);
 }
@@ -41,7 +68,7 @@ std::vector<int> parse_sizes(const json& value, int expected, const std::string&
   if (expected == 1) return {parse_size(value, field)};
   if (!value.is_array() || static_cast<int>(value.size()) != expected) {
     throw TopologyError(field + ": expected an array of " + std::to_string(expected) +
-                        " integers, got " + value.dump());
+                        " integers, got " + shown(value));
   }
   std::vector<int> sizes;
   for (const json& size : value) sizes.push_back(parse_size(size, field));
@@ -53,7 +80,7 @@ template <typename Parse>
 double parse_quantity(const json& value, const std::string& field, Parse parse) {
   if (value.is_string()) return parse(value.get<std::string>(), field);
   if (!value.is_number()) {
-    throw TopologyError(field + ": expected a number or a string with a unit, got " + value.dump());
+    throw TopologyError(field + ": expected a number or a string with a unit, got " + shown(value));
   }
   // Range checks (> 0, >= 0, finite) are the Topology constructor's.
   return value.get<double>();
@@ -61,7 +88,7 @@ double parse_quantity(const json& value, const std::string& field, Parse parse) 
 
 DimensionGroup parse_entry(const json& entry, int index) {
   std::string label = "dimension group " + std::to_string(index);
-  if (!entry.is_object()) throw TopologyError(label + ": expected an object, got " + entry.dump());
+  if (!entry.is_object()) throw TopologyError(label + ": expected an object, got " + shown(entry));
   for (const auto& [key, value] : entry.items()) {
     if (key != "kind" && key != "size" && key != "bandwidth" && key != "latency") {
       throw TopologyError(label + ": unknown field \"" + key +
@@ -70,7 +97,7 @@ DimensionGroup parse_entry(const json& entry, int index) {
   }
   const json& kind_value = require(entry, "kind", label);
   if (!kind_value.is_string()) {
-    throw TopologyError(label + ": \"kind\": expected a string, got " + kind_value.dump());
+    throw TopologyError(label + ": \"kind\": expected a string, got " + shown(kind_value));
   }
   const std::string kind_name = kind_value.get<std::string>();
   GroupKind kind = parse_group_kind(kind_name, label + ": \"kind\"");
@@ -103,10 +130,15 @@ Topology parse_document(std::string_view text, std::optional<int> device_count) 
   try {
     document = json::parse(text, no_duplicate_keys);
   } catch (const json::exception& e) {  // a syntax error, or a number out of range (5e999)
-    throw TopologyError(std::string("malformed JSON: ") + e.what());
+    // The parser's message quotes the text it stopped at, however long.
+    std::string what = e.what();
+    if (what.size() > 200) {
+      what = what.substr(0, 200) + "... (" + std::to_string(what.size()) + " characters)";
+    }
+    throw TopologyError("malformed JSON: " + what);
   }
   if (!document.is_object()) {
-    throw TopologyError("expected an object {\"dimensions\": [...]}, got " + document.dump());
+    throw TopologyError("expected an object {\"dimensions\": [...]}, got " + shown(document));
   }
   for (const auto& [key, value] : document.items()) {
     if (key != "dimensions") {
@@ -116,7 +148,7 @@ Topology parse_document(std::string_view text, std::optional<int> device_count) 
   auto dimensions = document.find("dimensions");
   if (dimensions == document.end()) throw TopologyError("\"dimensions\" is missing");
   if (!dimensions->is_array() || dimensions->empty()) {
-    throw TopologyError("\"dimensions\": expected a non-empty array, got " + dimensions->dump());
+    throw TopologyError("\"dimensions\": expected a non-empty array, got " + shown(*dimensions));
   }
   std::vector<DimensionGroup> groups;
   for (const json& entry : *dimensions) {
@@ -140,6 +172,10 @@ Topology read_topology_file(const std::string& path, std::optional<int> device_c
   std::error_code error;
   if (std::filesystem::is_directory(path, error)) {
     throw TopologyError("topology file '" + path + "': is a directory");
+  }
+  // Opening a named pipe waits for a writer, maybe forever.
+  if (std::filesystem::is_fifo(path, error) || std::filesystem::is_socket(path, error)) {
+    throw TopologyError("topology file '" + path + "': is a named pipe or a socket, not a file");
   }
   std::ifstream file(path, std::ios::binary);
   if (!file) throw TopologyError("topology file '" + path + "': cannot be opened");

@@ -4,6 +4,7 @@
 #include "meshsim/mesh/topology/topology_json.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cstdio>
 #include <fstream>
@@ -54,6 +55,34 @@ TEST(TopologyJson, ReadsAFile) {
   // Read in bounded pieces: an endless file is refused, not read to the end.
   EXPECT_ERROR(read_topology_file("/dev/zero"), TopologyError,
                "topology file '/dev/zero': longer than 64 MiB");
+  // A named pipe is refused before opening it, which waits for a writer.
+  const std::string fifo = ::testing::TempDir() + "/topology_fifo";
+  std::remove(fifo.c_str());
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_ERROR(read_topology_file(fifo), TopologyError,
+               "topology file '" + fifo + "': is a named pipe or a socket, not a file");
+  std::remove(fifo.c_str());
+}
+
+// What a message shows of a wrong value stays short, however deep or long
+// the value: a million nested arrays overflowed the stack when dumped.
+TEST(TopologyJson, MessagesShowWrongValuesBriefly) {
+  const std::string deep = std::string(1'000'000, '[') + std::string(1'000'000, ']');
+  EXPECT_ERROR(parse_topology_json(deep), TopologyError,
+               "expected an object {\"dimensions\": [...]}, got an array of 1 element");
+  EXPECT_ERROR(parse_topology_json(R"({"dimensions": [[[[1]]]]})"), TopologyError,
+               "dimension group 0: expected an object, got an array of 1 element");
+  const std::string long_text = '"' + std::string(100'000, 'x') + '"';
+  EXPECT_ERROR(parse_topology_json(long_text), TopologyError,
+               "got \"" + std::string(63, 'x') + "... (100002 characters)");
+  // The parser's own message quotes the text it stopped at: cut too.
+  const std::string long_number = R"({"dimensions": [{"kind": )" + std::string(100'000, '7') + "}]}";
+  EXPECT_ERROR(parse_topology_json(long_number), TopologyError, "... (1000");
+  try {
+    parse_topology_json(long_number);
+  } catch (const TopologyError& e) {
+    EXPECT_LT(std::string(e.what()).size(), 400u);
+  }
 }
 
 TEST(TopologyJson, RejectsMalformedDocuments) {
