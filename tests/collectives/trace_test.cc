@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -341,10 +342,16 @@ TEST(Trace, BadOptionsAreErrors) {
   const Mesh mesh = Mesh::make({{"x", 2}});
   EXPECT_ERROR(runtime.launch(mesh, [](DeviceContext&) {}, {.trace = true}),
                InvalidArgumentError, "LaunchOptions::trace needs LaunchOptions::record");
+  // A refused launch leaves the record empty, not holding the last one's events.
   LaunchRecord record;
+  runtime.launch(
+      mesh, [](DeviceContext& ctx) { psum(ctx, Array::zeros({1}, DType::kFloat32), "x"); },
+      {.record = &record, .trace = true});
+  ASSERT_FALSE(record.events.empty());
   EXPECT_ERROR(runtime.launch(mesh, [](DeviceContext&) {},
                               {.record = &record, .trace = true, .trace_capacity = 0}),
                InvalidArgumentError, "trace_capacity must be at least 1");
+  EXPECT_TRUE(record.events.empty());
 }
 
 TEST(Trace, AFailedLaunchKeepsItsEvents) {
@@ -482,6 +489,26 @@ TEST(ChromeTrace, NamesThatAreNotUtf8AreReplaced) {
   const std::string text = chrome_trace_json(record);
   EXPECT_NE(text.find("caf\xef\xbf\xbd"), std::string::npos);  // U+FFFD
   EXPECT_TRUE(nlohmann::json::parse(text).is_object());
+}
+
+// An event a user built may hold any times: their difference is taken in
+// double, not in int64_t, where it overflowed (undefined behaviour, and a
+// negative wall_us).
+TEST(ChromeTrace, ExtremeWallTimesDoNotOverflow) {
+  Runtime runtime(2);
+  LaunchRecord record = traced(runtime, Mesh::make({{"x", 2}}), [](DeviceContext& ctx) {
+    psum(ctx, Array::full({4}, DType::kFloat32, 1), "x");
+  });
+  ASSERT_FALSE(record.events.empty());
+  record.events[0].wall_start_ns = std::numeric_limits<int64_t>::min();
+  record.events[0].wall_end_ns = std::numeric_limits<int64_t>::max();
+  const auto doc = nlohmann::json::parse(chrome_trace_json(record));
+  bool seen = false;
+  for (const auto& event : doc.at("traceEvents")) {
+    if (!event.contains("args") || !event["args"].contains("wall_us")) continue;
+    if (event["args"]["wall_us"].get<double>() > 1e16) seen = true;
+  }
+  EXPECT_TRUE(seen);
 }
 
 TEST(ChromeTrace, WritesAFileOrNamesThePath) {

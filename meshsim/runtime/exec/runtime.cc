@@ -637,12 +637,13 @@ void RuntimeImpl::run(const Mesh& mesh_arg, const std::function<void(DeviceConte
                                ": LaunchOptions::trace needs LaunchOptions::record to put the "
                                "events in");
   }
+  const RecordInUse record_in_use(options.record, [&] { return describe(mesh_arg); });
+  // Emptied first: a launch refused below leaves no earlier launch's record.
+  if (options.record != nullptr) *options.record = LaunchRecord{};
   if (options.trace && options.trace_capacity == 0) {
     throw InvalidArgumentError("launch on " + describe(mesh_arg) +
                                ": LaunchOptions::trace_capacity must be at least 1");
   }
-  const RecordInUse record_in_use(options.record, [&] { return describe(mesh_arg); });
-  if (options.record != nullptr) *options.record = LaunchRecord{};
   std::shared_ptr<LaunchTime> time;
   if (const auto& config = options.time ? options.time : options_.virtual_time) {
     time = std::make_shared<LaunchTime>(*config, mesh_arg, num_devices(), describe(mesh_arg));

@@ -56,7 +56,10 @@ json arguments(const TraceEvent& e) {
   if (e.recv_bytes > 0) args["recv_bytes"] = e.recv_bytes;
   if (e.to >= 0) args["to"] = e.to;
   if (e.from >= 0) args["from"] = e.from;
-  args["wall_us"] = static_cast<double>(e.wall_end_ns - e.wall_start_ns) / 1e3;
+  // In double: a user-built event's times may be anything, and their
+  // difference overflow int64_t.
+  args["wall_us"] =
+      (static_cast<double>(e.wall_end_ns) - static_cast<double>(e.wall_start_ns)) / 1e3;
   args["virtual_us"] = (e.virtual_end - e.virtual_start) * 1e6;
   return args;
 }
