@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -498,6 +499,80 @@ TEST(ExternalClockLaunch, ASimulatorThatBreaksTheContractIsNamed) {
   EXPECT_THROW(runtime.launch(mesh, body,
                               {.time = external(std::make_shared<Throws>()), .record = &record}),
                std::runtime_error);
+}
+
+// A TestSimulator whose run() first calls `before_run` (a simulator's own
+// use of the runtime from inside the replay).
+class CallingSimulator final : public ExternalClock {
+ public:
+  explicit CallingSimulator(std::function<void()> before_run)
+      : before_run_(std::move(before_run)) {}
+  double now() override { return inner_.now(); }
+  void schedule(double delay, std::function<void()> fn) override {
+    inner_.schedule(delay, std::move(fn));
+  }
+  void send(const ExternalMessage& m, std::function<void()> on_sent) override {
+    inner_.send(m, std::move(on_sent));
+  }
+  void recv(const ExternalMessage& m, std::function<void()> on_received) override {
+    inner_.recv(m, std::move(on_received));
+  }
+  void run() override {
+    before_run_();
+    inner_.run();
+  }
+  int runs() const { return inner_.runs(); }
+
+ private:
+  std::function<void()> before_run_;
+  TestSimulator inner_;
+};
+
+// Two devices of one fiber launch each make a launch priced by its own
+// simulator; the first simulator launches on the runtime from inside its
+// replay. Replays take turns: the second waits parked, so its worker runs
+// the fibers of the first simulator's launch (a mutex blocked the worker:
+// a hang with 2 workers, and with 1 a false "made from inside another one's
+// replay", since the turn was kept per thread, which sibling fibers share).
+TEST(ExternalClockLaunch, ReplaysTakeTurnsWithoutBlockingAFiberWorker) {
+  for (const int workers : {1, 2}) {
+    RuntimeOptions options;
+    options.execution = ExecutionMode::kFibers;
+    options.fiber_workers = workers;
+    Runtime runtime(8, options);
+    const auto on = [](std::vector<int> devices) {
+      return Mesh(AbstractMesh({{"x", static_cast<int>(devices.size())}}), devices);
+    };
+    std::vector<std::shared_ptr<CallingSimulator>> sims(2);
+    std::atomic<int> plain_ran{0};
+    runtime.launch(on({0, 1}), [&](DeviceContext& ctx) {
+      const int p = ctx.position();
+      sims[p] = std::make_shared<CallingSimulator>([&, p] {
+        if (p != 0) return;
+        runtime.launch(on({6, 7}), [&](DeviceContext& c) { plain_ran += c.position(); });
+      });
+      runtime.launch(on(p == 0 ? std::vector{2, 3} : std::vector{4, 5}), all_reduce(256, "ring"),
+                     {.time = external(sims[p])});
+    });
+    EXPECT_EQ(plain_ran, 1) << workers << " workers";
+    EXPECT_EQ(sims[0]->runs(), 1);
+    EXPECT_EQ(sims[1]->runs(), 1);
+  }
+}
+
+// A launch priced after it ends, made from inside a replay by the agent that
+// replays (a simulator's callback), would wait for its own turn: refused.
+TEST(ExternalClockLaunch, APricedLaunchFromInsideAReplayIsRefused) {
+  Runtime runtime(4);
+  const Mesh mesh = Mesh::make({{"x", 2}});
+  auto sim = std::make_shared<CallingSimulator>([&] {
+    runtime.launch(mesh, all_reduce(256, "ring"),
+                   {.time = external(std::make_shared<TestSimulator>())});
+  });
+  EXPECT_ERROR(runtime.launch(mesh, all_reduce(256, "ring"), {.time = external(sim)}),
+               RuntimeUsageError,
+               "a launch priced after it ends (congestion-aware network, external clock) was "
+               "made from inside another one's replay");
 }
 
 }  // namespace

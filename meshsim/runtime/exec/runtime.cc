@@ -170,6 +170,45 @@ class DeviceClaim {
   std::optional<std::chrono::steady_clock::time_point> host_deadline_;
 };
 
+// One replay of a launch priced after it ends at a time in the process:
+// launches may share a model or a simulator, neither of which may be driven
+// by two replays at once. Held by an agent: the device whose body made the
+// launch, or the host thread. A device fiber waits for its turn parked, so
+// its worker runs the other fibers meanwhile (a mutex blocked the worker,
+// and with it a launch the replaying simulator made from its callback); a
+// launch priced after it ends made by the agent replaying (from a
+// simulator's callback) would wait for itself, and is refused.
+class ReplayTurn {
+ public:
+  explicit ReplayTurn(const void* agent) {
+    for (;;) {
+      const uint32_t seen = released().load();
+      const void* holder = nullptr;
+      if (holder_.compare_exchange_strong(holder, agent, std::memory_order_acquire)) return;
+      if (holder == agent) {
+        throw RuntimeUsageError("a launch priced after it ends (congestion-aware network, "
+                                "external clock) was made from inside another one's replay (a "
+                                "simulator's callback)");
+      }
+      Waiter parked;
+      parked.wait_change_until(released(), seen, std::chrono::steady_clock::now() + 10ms);
+    }
+  }
+  ~ReplayTurn() {
+    holder_.store(nullptr, std::memory_order_release);
+    released().advance();
+  }
+  ReplayTurn(const ReplayTurn&) = delete;
+  ReplayTurn& operator=(const ReplayTurn&) = delete;
+
+ private:
+  static WaitWord& released() {
+    static WaitWord* word = new WaitWord;  // never destroyed, as the runtimes may outlive it
+    return *word;
+  }
+  static inline std::atomic<const void*> holder_{nullptr};
+};
+
 // Marks a LaunchRecord (none: null) as filled by a running launch for as long
 // as it lives. The records in use are the process's, not a runtime's: a
 // record is plain data the host may hand to launches of several runtimes,
@@ -747,6 +786,9 @@ void RuntimeImpl::run(const Mesh& mesh_arg, const std::function<void(DeviceConte
   std::exception_ptr replay_error;
   if (time != nullptr && time->deferred() && !launch->failed()) {
     try {
+      thread_local const char host_agent = 0;  // a host thread's identity
+      const DeviceState* caller = current_device();
+      const ReplayTurn turn(caller != nullptr ? static_cast<const void*>(caller) : &host_agent);
       time->replay();
     } catch (...) {
       replay_error = std::current_exception();

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
-#include <mutex>
 #include <string>
 
 #include "meshsim/mesh/error.h"
@@ -117,21 +116,6 @@ ClockLog& LaunchTime::begin_log(int position) {
 }
 
 void LaunchTime::replay() {
-  // Launches may share a model or a simulator, neither of which may be
-  // driven by two replays at once. A launch from inside a replay (a
-  // simulator's callback) would wait for itself.
-  static std::mutex replaying;
-  thread_local bool in_replay = false;
-  if (in_replay) {
-    throw RuntimeUsageError("a launch priced after it ends (congestion-aware network, external "
-                            "clock) was made from inside another one's replay (a simulator's "
-                            "callback)");
-  }
-  const std::lock_guard lock(replaying);
-  struct InReplay {
-    InReplay() { in_replay = true; }
-    ~InReplay() { in_replay = false; }
-  } in_this_replay;
   auto clocks = std::make_unique<DeferredClocks>(logs_, node_of_position_, device_of_position_);
   if (external_ != nullptr) {
     clocks->price(*external_);

@@ -57,7 +57,9 @@ class LaunchTime {
   int position_of(int device) const { return position_of_device_[device]; }
 
   // deferred(): prices every transfer once the launch's devices finished
-  // (throws what the model or simulator throws; see virtual_time.h).
+  // (throws what the model or simulator throws; see virtual_time.h). The
+  // caller runs one replay at a time in the process (ReplayTurn, runtime.cc):
+  // launches may share a model or a simulator.
   void replay();
   bool replayed() const { return replayed_ != nullptr; }
   // A reading of the clock of mesh position `position` in seconds (once
