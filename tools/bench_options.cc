@@ -156,7 +156,9 @@ BenchCommand::BenchCommand(CLI::App& bench) {
   bench.add_option("--topology", topology_,
                    "Also model one call per size on this network: a JSON file or a spec such as "
                    "ring:bw=50GB/s,lat=500ns (see below); adds modeled time and busbw columns");
-  add_network_option(bench, network_);
+  add_network_option(bench, network_)->each([this](const std::string&) {
+    network_given_ = true;
+  });
   bench.add_option("--trace", trace_,
                    "Write a Chrome / Perfetto trace of one call at the largest size to this file");
   bench.add_option("--root", root_, "pbroadcast: the source rank")->capture_default_str();
@@ -259,9 +261,13 @@ BenchOptions BenchCommand::options() const {
     o.time = parse_topology_option(topology_, o.mesh, network_);
     o.topology_text = topology_;
     o.network = network_;
+  } else if (network_given_) {
+    throw bad_value("--network", network_, "models a --topology, and none is given");
   }
-  if (!trace_.empty()) check_output_path("--trace", trace_);  // now, not after a long sweep
-  o.trace_path = trace_;
+  if (trace_) {
+    check_output_path("--trace", *trace_);  // now, not after a long sweep
+    o.trace_path = *trace_;
+  }
   return o;
 }
 

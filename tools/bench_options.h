@@ -105,7 +105,8 @@ class BenchCommand {
   int64_t timeout_ms_ = 60000;
   std::string topology_;
   std::string network_ = "congestion-unaware";
-  std::string trace_;
+  bool network_given_ = false;  // --network means nothing without --topology
+  std::optional<std::string> trace_;  // unset: not given (given empty is an error)
   int root_ = 0;
   int64_t seed_ = 1;
 };

@@ -213,7 +213,10 @@ INSTANTIATE_TEST_SUITE_P(
         BadArgs{{"all_reduce", "--timeout-ms", "-5"}, "--timeout-ms '-5': must be at least 0"},
         BadArgs{{"ragged_all_to_all", "--seed", "-1"}, "--seed '-1': must be at least 0"},
         BadArgs{{"pbroadcast", "--mesh", "4", "--root", "4"},
-                "--root '4': out of range [0, 4) for pbroadcast"}));
+                "--root '4': out of range [0, 4) for pbroadcast"},
+        BadArgs{{"all_reduce", "--trace", ""}, "--trace '': is empty"},
+        BadArgs{{"all_reduce", "--network", "congestion-aware"},
+                "--network 'congestion-aware': models a --topology, and none is given"}));
 
 // --algo takes every name the registry lists for the collective, auto and
 // all; collectives without algorithms take direct only.

@@ -176,8 +176,8 @@ std::shared_ptr<const VirtualTime> parse_topology_option(std::string_view text, 
   }
 }
 
-void add_network_option(CLI::App& app, std::string& network) {
-  app.add_option("--network", network,
+CLI::Option* add_network_option(CLI::App& app, std::string& network) {
+  return app.add_option("--network", network,
                  "The model of --topology: congestion-unaware (per message: hops x latency + "
                  "bytes / bandwidth) or congestion-aware (links are shared: store-and-forward "
                  "FIFO per link, priced after the launch)")

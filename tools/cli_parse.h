@@ -46,7 +46,7 @@ void check_output_path(std::string_view option, const std::string& path);
 std::shared_ptr<const VirtualTime> parse_topology_option(std::string_view text, const Mesh& mesh,
                                                          std::string_view network);
 // Adds --network (the model of --topology) to `app`, stored in `network`
-// (its default is the option's default).
-void add_network_option(CLI::App& app, std::string& network);
+// (its default is the option's default); returns the option.
+CLI::Option* add_network_option(CLI::App& app, std::string& network);
 
 }  // namespace meshsim::cli
