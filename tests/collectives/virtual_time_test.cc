@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -283,7 +284,15 @@ TEST(VirtualTime, BadAnnotationsNameTheDevice) {
                InvalidArgumentError, "must be finite");
   EXPECT_ERROR(runtime.launch(mesh, [](DeviceContext& ctx) { ctx.compute(1.0, 0.0); },
                               {.time = fully_connected(2)}),
-               InvalidArgumentError, "DeviceSpec::peak_flops");
+               InvalidArgumentError,
+               "compute() needs the launch's DeviceSpec::peak_flops to be a finite number > 0 "
+               "(it is 0.000000)");
+  // Not "> 0" for an infinite one, which is > 0 but makes compute free.
+  auto infinite = std::make_shared<VirtualTime>(*fully_connected(2));
+  infinite->device.peak_flops = std::numeric_limits<double>::infinity();
+  EXPECT_ERROR(runtime.launch(mesh, [](DeviceContext& ctx) { ctx.compute(1.0, 0.0); },
+                              {.time = infinite}),
+               InvalidArgumentError, "to be a finite number > 0 (it is inf)");
 }
 
 TEST(VirtualTime, AModelThatFailsFailsTheLaunchCleanly) {

@@ -43,6 +43,13 @@ Topology::Topology(std::vector<TopologyDimension> dimensions) : dimensions_(std:
   int64_t nodes = 1;
   for (int d = 0; d < num_dimensions(); ++d) {
     const TopologyDimension& dim = dimensions_[d];
+    // A kind cast from an integer out of range would route as something and
+    // print as "unknown", which no spec parses back.
+    if (kind_name(dim.kind) == "unknown") {
+      throw TopologyError("topology dimension " + std::to_string(d) +
+                          ": kind must be a DimensionKind, got " +
+                          std::to_string(static_cast<int>(dim.kind)));
+    }
     if (dim.size < 1) {
       throw TopologyError(describe(d, dim) + ": size must be >= 1, got " +
                           std::to_string(dim.size));

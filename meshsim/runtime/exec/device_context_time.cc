@@ -60,7 +60,8 @@ void DeviceContext::compute(double flops, double bytes) {
     if (amount == 0) continue;
     if (!(rate > 0) || !std::isfinite(rate)) {
       InvalidArgumentError error(std::string("compute() needs the launch's DeviceSpec::") + name +
-                                 " > 0 (it is " + std::to_string(rate) + ")");
+                                 " to be a finite number > 0 (it is " + std::to_string(rate) +
+                                 ")");
       error.set_device(device_.id);
       throw error;
     }

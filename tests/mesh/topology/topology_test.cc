@@ -175,6 +175,8 @@ TEST(Topology, RejectsInvalidDimensions) {
   EXPECT_ERROR(Topology({}), TopologyError, "at least one dimension");
   EXPECT_ERROR(Topology({dim(DimensionKind::ring, 0)}), TopologyError,
                "topology dimension 0 (ring): size must be >= 1, got 0");
+  EXPECT_ERROR(Topology({dim(DimensionKind::ring, 2), dim(static_cast<DimensionKind>(17), 2)}),
+               TopologyError, "topology dimension 1: kind must be a DimensionKind, got 17");
   EXPECT_ERROR(Topology({dim(DimensionKind::ring, 2), dim(DimensionKind::switch_, 2, 0)}),
                TopologyError,
                "topology dimension 1 (switch): bandwidth must be a finite number > 0");
