@@ -30,6 +30,14 @@ bool nests_at_most(const json& value, int levels) {
   return true;
 }
 
+// `text` cut to `max` characters, saying how long it was.
+std::string cut(std::string text, size_t max) {
+  if (text.size() > max) {
+    text = text.substr(0, max) + "... (" + std::to_string(text.size()) + " characters)";
+  }
+  return text;
+}
+
 // `value` as a message shows it: as JSON, cut to 64 characters, when it
 // nests at most 2 deep; else an array or object by its size only (dumping a
 // deeply nested one recursed as deep as it nests, and overflowed the stack).
@@ -38,11 +46,7 @@ std::string shown(const json& value) {
     return value.is_array() ? "an array of " + count_of(value.size(), "element")
                             : "an object of " + count_of(value.size(), "key");
   }
-  std::string text = value.dump();
-  if (text.size() > 64) {
-    text = text.substr(0, 64) + "... (" + std::to_string(text.size()) + " characters)";
-  }
-  return text;
+  return cut(value.dump(), 64);
 }
 
 const json& require(const json& entry, const char* key, const std::string& label) {
@@ -131,11 +135,7 @@ Topology parse_document(std::string_view text, std::optional<int> device_count) 
     document = json::parse(text, no_duplicate_keys);
   } catch (const json::exception& e) {  // a syntax error, or a number out of range (5e999)
     // The parser's message quotes the text it stopped at, however long.
-    std::string what = e.what();
-    if (what.size() > 200) {
-      what = what.substr(0, 200) + "... (" + std::to_string(what.size()) + " characters)";
-    }
-    throw TopologyError("malformed JSON: " + what);
+    throw TopologyError("malformed JSON: " + cut(e.what(), 200));
   }
   if (!document.is_object()) {
     throw TopologyError("expected an object {\"dimensions\": [...]}, got " + shown(document));
