@@ -446,23 +446,20 @@ RuntimeImpl::~RuntimeImpl() {
   // It would wait for the launch that runs this very code, or encloses the
   // one that does: fail fast and loudly instead of hanging (a destructor
   // cannot throw). On stderr itself: the logger may be switched off.
-  if (const DeviceState* device = calling_device()) {
+  const DeviceState* const caller = current_device();
+  for (const Launch* l = caller != nullptr ? caller->launch : nullptr; l != nullptr;
+       l = l->enclosing()) {
+    if (&l->runtime() != this) continue;
     std::fprintf(stderr,
-                 "meshsim: Runtime destroyed from the body of its own device %d: it would wait "
-                 "forever for the launch that runs that body; terminating\n",
-                 device->id);
+                 l == caller->launch
+                     ? "meshsim: Runtime destroyed from the body of its own device %d: it would "
+                       "wait forever for the launch that runs that body; terminating\n"
+                     : "meshsim: Runtime destroyed from the body of device %d of another "
+                       "runtime, in a launch made inside a launch of the runtime destroyed: it "
+                       "would wait forever for that launch, which waits for this body; "
+                       "terminating\n",
+                 caller->id);
     std::terminate();
-  }
-  if (const DeviceState* device = current_device(); device != nullptr) {
-    for (const Launch* l = device->launch->enclosing(); l != nullptr; l = l->enclosing()) {
-      if (&l->devices().front()->runtime != this) continue;
-      std::fprintf(stderr,
-                   "meshsim: Runtime destroyed from the body of device %d of another runtime, "
-                   "in a launch made inside a launch of the runtime destroyed: it would wait "
-                   "forever for that launch, which waits for this body; terminating\n",
-                   device->id);
-      std::terminate();
-    }
   }
   {
     std::unique_lock lock(in_flight_mu_);
@@ -478,9 +475,7 @@ RuntimeImpl::~RuntimeImpl() {
       // (of another runtime) the wait is one of the ClaimWaits: the launches
       // it waits for may wait for a device its own launch holds.
       std::optional<ClaimWaits::Wait> in_cycles;
-      if (const DeviceState* caller = current_device(); caller != nullptr) {
-        in_cycles.emplace(*caller, *this);
-      }
+      if (caller != nullptr) in_cycles.emplace(*caller, *this);
       while (launches_in_flight_ > 0) {
         const uint32_t seen = launches_ended_.load();
         lock.unlock();

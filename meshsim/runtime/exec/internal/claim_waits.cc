@@ -15,7 +15,7 @@ namespace {
 
 // "the launch on Mesh(...)", described by the runtime it runs on.
 std::string launch_on(const Launch& launch) {
-  return "the launch on " + launch.devices().front()->runtime.describe(launch.mesh().mesh());
+  return "the launch on " + launch.runtime().describe(launch.mesh().mesh());
 }
 
 // "device 3", or "device 3 of another runtime" when it is not of `home`'s.
@@ -83,7 +83,7 @@ void ClaimWaits::search() {
   for (size_t i = 0; i < n; ++i) {
     if (const RuntimeImpl* destroyed = waits[i]->destroying) {
       for (const auto& [launch, node] : launch_node) {
-        if (&launch->devices().front()->runtime == destroyed) out[i].push_back(node);
+        if (&launch->runtime() == destroyed) out[i].push_back(node);
       }
       continue;
     }
@@ -201,7 +201,7 @@ void ClaimWaits::search() {
         // The launch it leads to on the cycle: of the destroyed runtime, on
         // the next wait's chain.
         const Launch* on = waits[cycle[(k + 1) % cycle.size()]]->claiming;
-        while (&on->devices().front()->runtime != w.destroying) on = on->enclosing();
+        while (&on->runtime() != w.destroying) on = on->enclosing();
         e.cycle += (e.cycle.empty() ? "" : "; ") + device_name(*w.claimant, home) + " (in " +
                    launch_on(*w.claiming) + ") waits in the destructor of " +
                    (w.destroying == &home ? "this runtime" : "another runtime") + " for " +

@@ -64,6 +64,8 @@ Launch::Launch(MeshState& mesh, std::vector<DeviceState*> devices,
   }
 }
 
+RuntimeImpl& Launch::runtime() const { return devices_.front()->runtime; }
+
 void Launch::start(FiberScheduler* scheduler, std::vector<std::unique_ptr<Fiber>>& fibers,
                    FiberRunner* here) noexcept {
   refs_.fetch_add(static_cast<int>(devices_.size()), std::memory_order_relaxed);
@@ -215,7 +217,7 @@ void Launch::check_deadlock() {
   // Nobody blocked: everyone finished while we looked.
   if (blocked == 0 || active_.load(std::memory_order_seq_cst) != 0) return;
   const std::vector<DeviceSnapshot> where = snapshot();
-  const std::string mesh = devices_.front()->runtime.describe(mesh_.mesh());
+  const std::string mesh = runtime().describe(mesh_.mesh());
   if (auto mismatch = find_group_mismatch(where)) {
     CollectiveMismatchError error(mismatch->message + "\nWhere every device of the launch on " +
                                   mesh + " waits:" +

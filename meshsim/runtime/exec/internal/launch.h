@@ -29,6 +29,7 @@ class Fiber;
 class FiberRunner;
 class FiberScheduler;
 class LaunchTime;
+class RuntimeImpl;
 struct DeviceState;
 
 // `error`, thrown by device `device_id`'s code, as the caller will see it:
@@ -55,6 +56,8 @@ class Launch final : public BlockTracker {
   MeshState& mesh() { return mesh_; }
   const MeshState& mesh() const { return mesh_; }
   const Launch* enclosing() const { return enclosing_; }
+  // The runtime it runs on (its devices').
+  RuntimeImpl& runtime() const;
   const std::vector<DeviceState*>& devices() const { return devices_; }
   WaitWord& done() { return done_; }
   uint32_t done_initial() const { return done_initial_; }
