@@ -9,11 +9,8 @@
 #include <new>
 #include <ostream>
 
-#include <tbb/scalable_allocator.h>
-
 #include "meshsim/mesh/error.h"
-#include "meshsim/runtime/array/internal/allocation_limit.h"
-#include "meshsim/runtime/array/internal/allocator_settings.h"
+#include "meshsim/runtime/array/internal/storage_blocks.h"
 
 namespace meshsim {
 namespace {
@@ -162,64 +159,19 @@ std::string shape_to_string(std::span<const int64_t> shape) {
 
 // The count sits in a header as large as the alignment, so the data after it
 // is aligned too and one allocation holds both. The memory comes from oneTBB's
-// scalable allocator: per-thread caches make the small result of a collective
-// cheap, and its large-object cache keeps freed multi-MiB blocks mapped, so a
-// collective that returns a fresh 16 MiB result every call does not mmap and
-// page-fault it in every time (glibc malloc did: 4x the time of the copy).
+// scalable allocator (internal/storage_blocks.h), whose large-object cache
+// keeps freed multi-MiB blocks mapped, so a collective that returns a fresh
+// 16 MiB result every call does not mmap and page-fault it in every time
+// (glibc malloc did: 4x the time of the copy); small blocks are recycled by
+// the thread that frees them.
 constinit Array::Storage::Zero Array::Storage::zero_{};
 
-namespace {
-
-// tbbmalloc's modes belong to the one allocator of the process, not to a
-// runtime or to meshsim's blocks (see "Allocator settings" in array.h): set
-// them once, on the first allocation, except those the host chose. Huge
-// pages: 512x fewer page faults on first touch of a big array. Threshold:
-// freed blocks of 1 MiB and up stay cached instead of going back to the OS,
-// since collectives and shard_map allocate results of the same sizes over and
-// over.
-[[maybe_unused]] bool configure_allocator() {
-  const AllocatorSettings settings =
-      allocator_settings(std::getenv("TBB_MALLOC_USE_HUGE_PAGES"),
-                         std::getenv("TBB_MALLOC_SET_HUGE_OBJECT_THRESHOLD"));
-  if (settings.use_huge_pages) scalable_allocation_mode(TBBMALLOC_USE_HUGE_PAGES, 1);
-  if (settings.huge_size_threshold) {
-    scalable_allocation_mode(TBBMALLOC_SET_HUGE_SIZE_THRESHOLD, 1 << 20);
-  }
-  return true;
-}
-
-// Storage::kAlignment, which is private to Array.
-constexpr size_t kStorageAlignment = 64;
-
-// Sanitizer builds use the system allocator: ThreadSanitizer and
-// AddressSanitizer intercept malloc / free, not tbbmalloc, so they would miss
-// use-after-free and report reuse of a block by another thread as a race.
-// Their allocators abort instead of returning null above 1 TiB, so larger
-// requests fail here (kMaxAllocationBytes) as they would in tbbmalloc on a
-// machine without that much memory.
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-void* allocate_block(size_t nbytes) {
-  constexpr size_t kAlign = kStorageAlignment;
-  if (nbytes > kMaxAllocationBytes) return nullptr;
-  return std::aligned_alloc(kAlign, (nbytes + 2 * kAlign - 1) / kAlign * kAlign);
-}
-void free_block(void* block) { std::free(block); }
-#else
-void* allocate_block(size_t nbytes) {
-  [[maybe_unused]] static const bool configured = configure_allocator();
-  return scalable_aligned_malloc(nbytes + kStorageAlignment, kStorageAlignment);
-}
-void free_block(void* block) { scalable_aligned_free(block); }
-#endif
-
-}  // namespace
-
 Array::Storage::Storage(size_t nbytes) {
-  static_assert(sizeof(Block) <= kAlignment && kAlignment == kStorageAlignment);
+  static_assert(sizeof(Block) <= kAlignment && kAlignment == detail::kStorageBlockAlignment);
   static_assert(offsetof(Zero, data) == kAlignment);  // data(), as for an allocated block
-  void* raw = allocate_block(nbytes);
-  if (raw == nullptr) throw std::bad_alloc();
-  block_ = new (raw) Block{1};
+  const detail::StorageBlock raw = detail::allocate_storage_block(nbytes + kAlignment);
+  if (raw.memory == nullptr) throw std::bad_alloc();
+  block_ = new (raw.memory) Block{1, raw.size_class};
 }
 
 // Relaxed, as in std::shared_ptr: a new owner is made from an existing one,
@@ -237,8 +189,9 @@ Array::Storage::~Storage() {
   if (!block_ || is_zero()) return;
   if (block_->owners.load(std::memory_order_acquire) == 1 ||
       block_->owners.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    const uint8_t size_class = block_->size_class;
     block_->~Block();
-    free_block(block_);
+    detail::free_storage_block(block_, size_class);
   }
 }
 

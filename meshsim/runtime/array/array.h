@@ -32,7 +32,9 @@
 // scalable_allocation_command(TBBMALLOC_CLEAN_ALL_BUFFERS, nullptr). A host
 // that set TBB_MALLOC_USE_HUGE_PAGES or TBB_MALLOC_SET_HUGE_OBJECT_THRESHOLD in
 // the environment keeps its choice: meshsim then leaves that mode alone.
-// Sanitizer builds use the system allocator and set nothing.
+// Each thread also keeps its last few freed small blocks (up to 2 KiB, ~8 KiB
+// a thread) for its next allocations (internal/storage_blocks.h). Sanitizer
+// builds use the system allocator, set nothing and cache nothing.
 
 #include <algorithm>
 #include <atomic>
@@ -223,9 +225,10 @@ class Array {
    private:
     struct Block {
       std::atomic<int64_t> owners;
+      uint8_t size_class;  // the allocator's (internal/storage_blocks.h)
     };
     struct Zero {
-      Block header{0};  // not counted: copies and destructors skip it
+      Block header{0, 0};  // not counted: copies and destructors skip it
       alignas(kAlignment) std::byte data[kAlignment]{};
     };
     static Zero zero_;

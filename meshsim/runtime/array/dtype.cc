@@ -70,10 +70,6 @@ DType parse_dtype(std::string_view name) {
   throw DTypeError("unknown dtype '" + std::string(name) + "'; valid names: " + valid);
 }
 
-size_t dtype_size(DType dtype) {
-  return visit_dtype(dtype, [](auto t) { return sizeof(typename decltype(t)::type); });
-}
-
 bool is_floating(DType dtype) {
   return visit_dtype(dtype, [](auto t) { return kIsFloatingType<typename decltype(t)::type>; });
 }

@@ -39,8 +39,6 @@ std::string_view dtype_name(DType dtype);
 // Inverse of dtype_name; also accepts the short forms "i8", "i32", "i64",
 // "u8", "u32", "f16", "bf16", "f32", "f64". DTypeError lists the valid names.
 DType parse_dtype(std::string_view name);
-// Bytes per element.
-size_t dtype_size(DType dtype);
 // float16, bfloat16, float32, float64.
 bool is_floating(DType dtype);
 // The integer types. bool is neither integral nor floating: reductions and
@@ -128,6 +126,12 @@ decltype(auto) visit_dtype(DType dtype, F&& f) {
     case DType::kFloat64: return f(std::type_identity<double>{});
   }
   detail::throw_invalid_dtype(dtype);
+}
+
+// Bytes per element. Inline (a table lookup once compiled): every collective
+// asks it several times per call.
+inline size_t dtype_size(DType dtype) {
+  return visit_dtype(dtype, [](auto t) { return sizeof(typename decltype(t)::type); });
 }
 
 }  // namespace meshsim
