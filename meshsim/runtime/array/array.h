@@ -48,10 +48,9 @@
 #include <vector>
 
 #include "meshsim/runtime/array/dtype.h"
+#include "meshsim/runtime/array/shape.h"
 
 namespace meshsim {
-
-using Shape = std::vector<int64_t>;
 
 // The product of the dims (1 for a scalar). ShapeError naming the shape if a
 // dim is negative or the product overflows int64_t.
