@@ -191,7 +191,7 @@ class Meeting {
   }
 
  private:
-  Waiter& waiter() { return DeviceHooks::waiter(ctx_); }
+  Waiter& waiter() { return DeviceHooks::group_waiter(ctx_); }
   void post_clock() {
     if (clock_.on()) rendezvous().post_clock(rank(), clock_.departure());
   }

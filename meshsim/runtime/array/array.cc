@@ -213,16 +213,18 @@ Array::Storage Array::allocate(const Shape& shape, DType dtype, int64_t size) {
     return "shape " + shape_to_string(shape) + " of " + std::string(dtype_name(dtype)) + " has " +
            std::to_string(size) + " elements of " + std::to_string(item) + " bytes";
   };
-  // Divided, not multiplied: size * item may overflow.
-  if (size > kMaxBytes / item) {
+  // Checked, not divided: a division costs more than the rest of a small
+  // result's allocation.
+  int64_t bytes = 0;
+  if (__builtin_mul_overflow(size, item, &bytes) || bytes > kMaxBytes) {
     throw ShapeError(describe() + ": more than the 2^47 bytes (128 TiB) an Array may hold");
   }
   if (size == 0) return Storage();
   try {
-    return Storage(static_cast<size_t>(size * item));
+    return Storage(static_cast<size_t>(bytes));
   } catch (const std::bad_alloc&) {
-    throw ShapeError(describe() + ": the allocator could not provide " +
-                     std::to_string(size * item) + " bytes");
+    throw ShapeError(describe() + ": the allocator could not provide " + std::to_string(bytes) +
+                     " bytes");
   }
 }
 

@@ -129,18 +129,21 @@ int combined_size(const AbstractMesh& mesh, const AxisNames& axes) {
   return size;
 }
 
+// No axis_index_groups. At namespace scope: constant-initialized, so reading
+// it costs no guard check, as a function's static would on every lookup.
+constinit const AxisIndexGroups kNoIndexGroups;
+
 }  // namespace
 
 GroupRef DeviceHooks::group(DeviceContext& ctx, const AxisNames& axes,
                            const AxisIndexGroups& given_groups) {
   if (!ctx.usable()) ctx.throw_unusable("a collective over " + axes.to_string());
   // One group of the whole axis is the grouping of none: one rendezvous.
-  static const AxisIndexGroups kNone;
   const AxisIndexGroups& index_groups =
       given_groups.size() == 1 &&
               is_one_whole_group(given_groups,
                                  combined_size(ctx.launch_->mesh().mesh().abstract_mesh(), axes))
-          ? kNone
+          ? kNoIndexGroups
           : given_groups;
   DeviceState& device = ctx.device_;
   MeshState& mesh = ctx.launch_->mesh();
