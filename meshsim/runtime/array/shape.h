@@ -21,6 +21,7 @@
 #include <iterator>
 #include <memory>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace meshsim {
@@ -51,7 +52,7 @@ class Shape {
     size_ = count;
   }
   template <std::input_iterator It>
-  Shape(It first, It last) {
+  Shape(It first, It last) : Shape() {  // delegating: ~Shape runs if an append throws
     for (; first != last; ++first) push_back(static_cast<int64_t>(*first));
   }
   Shape(std::span<const int64_t> values) { assign(values.data(), values.size()); }  // NOLINT
@@ -69,6 +70,7 @@ class Shape {
   Shape(Shape&& other) noexcept { take(other); }
   Shape& operator=(const Shape& other) {
     if (this != &other) {
+      reserve(other.size_);  // may throw: this is unchanged then
       size_ = 0;
       assign(other.data_, other.size_);
     }
@@ -82,6 +84,7 @@ class Shape {
     return *this;
   }
   Shape& operator=(std::initializer_list<int64_t> values) {
+    reserve(values.size());
     size_ = 0;
     assign(values.begin(), values.size());
     return *this;

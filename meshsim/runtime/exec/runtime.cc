@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "meshsim/mesh/internal/format.h"
+#include "meshsim/runtime/array/internal/storage_blocks.h"
 #include "meshsim/runtime/comm/internal/mesh_state.h"
 #include "meshsim/runtime/exec/errors.h"
 #include "meshsim/runtime/exec/internal/claim_waits.h"
@@ -513,6 +514,7 @@ void RuntimeImpl::device_main(DeviceState& device) {
     seen = device.idle_waiter.wait_change(device.work, seen);
     if (device.launch == nullptr) return;  // the destructor's wake-up
     device.launch->run_device(device.position);
+    detail::release_thread_storage_blocks();  // an idle device thread holds no cached storage
   }
 }
 

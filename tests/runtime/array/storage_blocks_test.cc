@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "meshsim/runtime/array/array.h"
+#include "meshsim/runtime/exec/runtime.h"
 
 namespace meshsim::storage_blocks_test {
 namespace {
@@ -91,6 +92,25 @@ TEST(StorageBlocksTest, ArraysFreedOnAnotherThreadJoinThatThreadsCache) {
     const Array reused = Array::full({4}, DType::kInt32, 7.0);
     EXPECT_EQ(reused.at<int32_t>({3}), 7);
   }).join();  // its cached blocks go back to the allocator here
+}
+
+TEST(StorageBlocksTest, ADeviceThreadReturnsItsCachedBlocksAfterEachLaunch) {
+  if (!kCacheOn) GTEST_SKIP() << "sanitizer builds use the system allocator, uncached";
+  RuntimeOptions options;
+  options.execution = ExecutionMode::kThreads;  // a fiber worker keeps its (few) blocks
+  Runtime runtime(2, options);
+  const Mesh mesh = Mesh::make({{"x", 2}});
+  std::atomic<int> cached_at_start{-1}, cached_at_end{-1};
+  for (int launch = 0; launch < 2; ++launch) {
+    runtime.launch(mesh, [&](DeviceContext& ctx) {
+      if (ctx.device_id() != 0) return;
+      if (launch == 1) cached_at_start = BlockCache::cached_on_this_thread();
+      { const Array scratch = Array::iota({8}, DType::kInt32); }
+      cached_at_end = BlockCache::cached_on_this_thread();
+    });
+  }
+  EXPECT_EQ(cached_at_end.load(), 1);    // the scratch block, while the body runs
+  EXPECT_EQ(cached_at_start.load(), 0);  // released between the launches
 }
 
 // An Array in a thread_local made before the thread first cached a block is

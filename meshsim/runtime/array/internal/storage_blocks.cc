@@ -49,7 +49,10 @@ void* allocate_block(size_t bytes) {
 void free_block(void* block) { scalable_aligned_free(block); }
 #endif
 
-// The thread's cached blocks. Trivially destructible, so it stays usable
+// The thread's cached blocks, read only by the out-of-line functions below:
+// in fiber mode a device may resume on another worker after a wait, and a
+// compiler may keep a thread_local's address across that switch in a
+// function that inlined its access. Trivially destructible, so it stays usable
 // while the thread's other thread_local objects are destroyed (one may hold
 // an Array); after Flush ran, `closed` sends every free to the allocator.
 struct ThreadBlocks {
@@ -63,9 +66,7 @@ constinit thread_local ThreadBlocks t_blocks{};
 struct Flush {
   Flush() { t_blocks.registered = true; }
   ~Flush() {
-    for (int c = 0; c < BlockCache::kClasses; ++c) {
-      while (t_blocks.count[c] > 0) free_block(t_blocks.blocks[c][--t_blocks.count[c]]);
-    }
+    release_thread_storage_blocks();
     t_blocks.closed = true;
   }
 };
@@ -79,6 +80,12 @@ bool may_cache() {
   }
   return !t_blocks.closed;
 }
+
+// The main thread's thread_local destructors run at exit() before any static
+// destructor, and a thread_local registered after that never runs: register
+// the main thread's Flush now, so that an Array a static destructor frees
+// goes to the allocator (closed) instead of a cache nobody flushes.
+[[maybe_unused]] const bool registered_at_start = !kCached || may_cache();
 
 }  // namespace
 
@@ -95,6 +102,12 @@ void free_storage_block(void* memory, uint8_t size_class) {
     return;
   }
   free_block(memory);
+}
+
+void release_thread_storage_blocks() {
+  for (int c = 0; c < BlockCache::kClasses; ++c) {
+    while (t_blocks.count[c] > 0) free_block(t_blocks.blocks[c][--t_blocks.count[c]]);
+  }
 }
 
 int BlockCache::cached_on_this_thread() {
