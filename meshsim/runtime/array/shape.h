@@ -7,10 +7,9 @@
 //
 // It reads like std::vector<int64_t>: iterators are plain pointers (so it is a
 // contiguous range and converts to std::span<const int64_t>), and it converts
-// from a std::vector<int64_t> and to one (to_vector()). Iterators and
-// references are invalidated by any change of size past the inline capacity,
-// and, unlike std::vector's, by a move of the Shape (inline values move with
-// the object).
+// from a std::vector<int64_t> and to one. Iterators and references are
+// invalidated by any change of size past the inline capacity, and, unlike
+// std::vector's, by a move of the Shape (inline values move with the object).
 
 #include <algorithm>
 #include <compare>
@@ -21,6 +20,8 @@
 #include <iterator>
 #include <memory>
 #include <span>
+#include <stdexcept>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -44,7 +45,7 @@ class Shape {
   static constexpr size_t kInline = 6;
 
   Shape() noexcept = default;
-  Shape(std::initializer_list<int64_t> values) { assign(values.begin(), values.size()); }
+  Shape(std::initializer_list<int64_t> values) { append(values.begin(), values.size()); }
   // `count` copies of `value`, as std::vector(count, value).
   explicit Shape(size_t count, int64_t value = 0) {
     reserve(count);
@@ -55,8 +56,8 @@ class Shape {
   Shape(It first, It last) : Shape() {  // delegating: ~Shape runs if an append throws
     for (; first != last; ++first) push_back(static_cast<int64_t>(*first));
   }
-  Shape(std::span<const int64_t> values) { assign(values.data(), values.size()); }  // NOLINT
-  Shape(const std::vector<int64_t>& values) { assign(values.data(), values.size()); }  // NOLINT
+  Shape(std::span<const int64_t> values) { append(values.data(), values.size()); }  // NOLINT
+  Shape(const std::vector<int64_t>& values) { append(values.data(), values.size()); }  // NOLINT
   Shape(const Shape& other) {
     if (other.size_ <= kInline) {
       // Every inline slot, whatever the size: a fixed-size copy is a few
@@ -64,7 +65,7 @@ class Shape {
       std::memcpy(inline_, other.data_, sizeof(inline_));
       size_ = other.size_;
     } else {
-      assign(other.data_, other.size_);
+      append(other.data_, other.size_);
     }
   }
   Shape(Shape&& other) noexcept { take(other); }
@@ -72,7 +73,7 @@ class Shape {
     if (this != &other) {
       reserve(other.size_);  // may throw: this is unchanged then
       size_ = 0;
-      assign(other.data_, other.size_);
+      append(other.data_, other.size_);
     }
     return *this;
   }
@@ -86,7 +87,7 @@ class Shape {
   Shape& operator=(std::initializer_list<int64_t> values) {
     reserve(values.size());
     size_ = 0;
-    assign(values.begin(), values.size());
+    append(values.begin(), values.size());
     return *this;
   }
   ~Shape() { release(); }
@@ -111,6 +112,15 @@ class Shape {
   // Unchecked, as std::vector's.
   int64_t& operator[](size_t i) { return data_[i]; }
   const int64_t& operator[](size_t i) const { return data_[i]; }
+  // std::out_of_range past the end, as std::vector's.
+  int64_t& at(size_t i) {
+    check_index(i);
+    return data_[i];
+  }
+  const int64_t& at(size_t i) const {
+    check_index(i);
+    return data_[i];
+  }
   int64_t& front() { return data_[0]; }
   const int64_t& front() const { return data_[0]; }
   int64_t& back() { return data_[size_ - 1]; }
@@ -124,7 +134,19 @@ class Shape {
     if (size_ == capacity_) grow(2 * capacity_);
     data_[size_++] = value;
   }
+  int64_t& emplace_back(int64_t value) {
+    push_back(value);
+    return back();
+  }
   void pop_back() { --size_; }
+  void assign(size_t count, int64_t value) { *this = Shape(count, value); }
+  template <std::input_iterator It>
+  void assign(It first, It last) {
+    *this = Shape(first, last);
+  }
+  void assign(std::initializer_list<int64_t> values) { *this = values; }
+  void swap(Shape& other) noexcept { std::swap(*this, other); }
+  friend void swap(Shape& a, Shape& b) noexcept { a.swap(b); }
   void resize(size_t count, int64_t value = 0) {
     reserve(count);
     if (count > size_) std::fill(data_ + size_, data_ + count, value);
@@ -132,6 +154,10 @@ class Shape {
   }
   // As std::vector's: before `pos`; returns where the first new value is.
   iterator insert(const_iterator pos, int64_t value) { return insert(pos, &value, &value + 1); }
+  iterator insert(const_iterator pos, size_t count, int64_t value) {
+    const Shape values(count, value);
+    return insert(pos, values.begin(), values.end());
+  }
   iterator insert(const_iterator pos, std::initializer_list<int64_t> values) {
     return insert(pos, values.begin(), values.end());
   }
@@ -156,6 +182,9 @@ class Shape {
   }
 
   std::vector<int64_t> to_vector() const { return {begin(), end()}; }
+  // Implicit, so code written when Shape was a std::vector<int64_t>
+  // (`std::vector<int64_t> dims = a.shape();`) still compiles.
+  operator std::vector<int64_t>() const { return to_vector(); }  // NOLINT
 
   friend bool operator==(const Shape& a, const Shape& b) {
     return std::equal(a.begin(), a.end(), b.begin(), b.end());
@@ -166,8 +195,14 @@ class Shape {
 
  private:
   bool on_heap() const { return data_ != inline_; }
+  void check_index(size_t i) const {
+    if (i >= size_) {
+      throw std::out_of_range("Shape::at: index " + std::to_string(i) + " of a shape of " +
+                              std::to_string(size_) + " dims");
+    }
+  }
   // Appends `count` values from `values` (not from this shape).
-  void assign(const int64_t* values, size_t count) {
+  void append(const int64_t* values, size_t count) {
     reserve(size_ + count);
     if (count > 0) std::memcpy(data_ + size_, values, count * sizeof(int64_t));
     size_ += count;

@@ -8,6 +8,7 @@
 
 #include <numeric>
 #include <span>
+#include <stdexcept>
 #include <utility>
 #include <vector>
 
@@ -93,6 +94,28 @@ TEST(ShapeTest, CountConstructorAndListsAreVectorsOnes) {
   Shape s{1, 2};
   s = {4, 5, 6, 7, 8, 9, 10};
   EXPECT_TRUE(same(s, {4, 5, 6, 7, 8, 9, 10}));
+}
+
+TEST(ShapeTest, OffersTheRestOfTheVectorsInterface) {
+  Shape s{1, 2, 3};
+  EXPECT_EQ(s.at(2), 3);
+  EXPECT_THROW(static_cast<void>(s.at(3)), std::out_of_range);
+  s.emplace_back(4) = 5;
+  EXPECT_TRUE(same(s, {1, 2, 3, 5}));
+  s.insert(s.begin() + 1, 4, 0);
+  EXPECT_TRUE(same(s, {1, 0, 0, 0, 0, 2, 3, 5}));
+  s.assign(2, 7);
+  EXPECT_TRUE(same(s, {7, 7}));
+  const std::vector<int64_t> v = iota_vector(9);
+  s.assign(v.begin(), v.end());
+  EXPECT_TRUE(same(s, v));
+  s.assign({3});
+  Shape other{8, 9};
+  swap(s, other);
+  EXPECT_TRUE(same(s, {8, 9}));
+  EXPECT_TRUE(same(other, {3}));
+  const std::vector<int64_t> as_vector = s;  // code from when Shape was a vector
+  EXPECT_EQ(as_vector, (std::vector<int64_t>{8, 9}));
 }
 
 TEST(ShapeTest, ComparesAsVectorsDo) {
