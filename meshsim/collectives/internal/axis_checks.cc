@@ -32,8 +32,8 @@ GroupRef group_for(DeviceContext& ctx, const AxisNames& axes, const AxisIndexGro
   }
 }
 
-int canonicalize_axis(int axis, int rank, const char* param, const char* op, const AxisNames& axes,
-                      std::span<const int64_t> shape) {
+int canonicalize_other_axis(int axis, int rank, const char* param, const char* op,
+                            const AxisNames& axes, std::span<const int64_t> shape) {
   if (const std::optional<int> dim = canonical_dimension(axis, rank)) return *dim;
   throw CollectiveShapeError(prefix(op, axes) + ": " + param + "=" + std::to_string(axis) +
                              " is out of range [" + std::to_string(-rank) + ", " +
