@@ -32,8 +32,8 @@
 // scalable_allocation_command(TBBMALLOC_CLEAN_ALL_BUFFERS, nullptr). A host
 // that set TBB_MALLOC_USE_HUGE_PAGES or TBB_MALLOC_SET_HUGE_OBJECT_THRESHOLD in
 // the environment keeps its choice: meshsim then leaves that mode alone.
-// Each thread also keeps its last few freed small blocks (up to 2 KiB, ~8 KiB
-// a thread) for its next allocations (internal/storage_blocks.h). Sanitizer
+// Each thread also keeps its last few freed small blocks (up to 2 KiB, at most
+// 24 KiB a thread) for its next allocations (internal/storage_blocks.h). Sanitizer
 // builds use the system allocator, set nothing and cache nothing.
 
 #include <algorithm>

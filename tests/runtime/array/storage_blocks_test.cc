@@ -28,14 +28,22 @@ constexpr bool kCacheOn = false;
 constexpr bool kCacheOn = true;
 #endif
 
-TEST(StorageBlocksTest, SizeClassesArePowersOfTwoFrom128To2048Bytes) {
-  EXPECT_EQ(BlockCache::class_of(1), 0);
-  EXPECT_EQ(BlockCache::class_of(128), 0);
-  EXPECT_EQ(BlockCache::class_of(129), 1);
-  EXPECT_EQ(BlockCache::class_of(1024 + 64), 4);  // a 1 KiB array and its header
-  EXPECT_EQ(BlockCache::class_of(2048), 4);
+TEST(StorageBlocksTest, SizeClassesStepBy64BytesThenByQuartersUpTo2KiB) {
+  EXPECT_EQ(BlockCache::class_of(0), 0);
+  EXPECT_EQ(BlockCache::class_of(72), 0);  // an 8-byte array and its header
+  EXPECT_EQ(BlockCache::block_bytes(0), 128u);
+  EXPECT_EQ(BlockCache::block_bytes(BlockCache::class_of(129)), 192u);
+  EXPECT_EQ(BlockCache::block_bytes(BlockCache::class_of(512)), 512u);
+  EXPECT_EQ(BlockCache::block_bytes(BlockCache::class_of(513)), 640u);
+  EXPECT_EQ(BlockCache::block_bytes(BlockCache::class_of(1024 + 64)), 1280u);  // 1 KiB array
+  EXPECT_EQ(BlockCache::block_bytes(BlockCache::class_of(2048)), 2048u);
   EXPECT_EQ(BlockCache::class_of(2049), kUncached);
-  EXPECT_EQ(BlockCache::block_bytes(4), 2048u);
+  // Every request fits its class, and no smaller class would hold it.
+  for (size_t bytes = 1; bytes <= 2048; ++bytes) {
+    const int c = BlockCache::class_of(bytes);
+    ASSERT_GE(BlockCache::block_bytes(c), bytes);
+    if (c > 0) ASSERT_LT(BlockCache::block_bytes(c - 1), bytes);
+  }
 }
 
 TEST(StorageBlocksTest, BlocksAreAlignedAndLargeOnesAreNotCached) {
