@@ -213,8 +213,8 @@ Array::Storage Array::allocate(const Shape& shape, DType dtype, int64_t size) {
     return "shape " + shape_to_string(shape) + " of " + std::string(dtype_name(dtype)) + " has " +
            std::to_string(size) + " elements of " + std::to_string(item) + " bytes";
   };
-  // Checked, not divided: a division costs more than the rest of a small
-  // result's allocation.
+  // An overflow-checked multiply, not a division of the limit: a division
+  // costs tens of cycles on every allocation.
   int64_t bytes = 0;
   if (__builtin_mul_overflow(size, item, &bytes) || bytes > kMaxBytes) {
     throw ShapeError(describe() + ": more than the 2^47 bytes (128 TiB) an Array may hold");
