@@ -156,9 +156,7 @@ BenchCommand::BenchCommand(CLI::App& bench) {
   bench.add_option("--topology", topology_,
                    "Also model one call per size on this network: a JSON file or a spec such as "
                    "ring:bw=50GB/s,lat=500ns (see below); adds modeled time and busbw columns");
-  add_network_option(bench, network_)->each([this](const std::string&) {
-    network_given_ = true;
-  });
+  network_option_ = add_network_option(bench, network_);
   bench.add_option("--trace", trace_,
                    "Write a Chrome / Perfetto trace of one call at the largest size to this file");
   bench.add_option("--root", root_, "pbroadcast: the source rank")->capture_default_str();
@@ -261,7 +259,7 @@ BenchOptions BenchCommand::options() const {
     o.time = parse_topology_option(topology_, o.mesh, network_);
     o.topology_text = topology_;
     o.network = network_;
-  } else if (network_given_) {
+  } else if (network_option_->count() > 0) {
     throw bad_value("--network", network_, "models a --topology, and none is given");
   }
   if (trace_) {

@@ -20,6 +20,7 @@
 
 namespace CLI {
 class App;
+class Option;
 }  // namespace CLI
 
 namespace meshsim::cli {
@@ -105,7 +106,9 @@ class BenchCommand {
   int64_t timeout_ms_ = 60000;
   std::string topology_;
   std::string network_ = "congestion-unaware";
-  bool network_given_ = false;  // --network means nothing without --topology
+  // --network, whose count() says whether it was given: it means nothing
+  // without --topology.
+  CLI::Option* network_option_ = nullptr;
   std::optional<std::string> trace_;  // unset: not given (given empty is an error)
   int root_ = 0;
   int64_t seed_ = 1;
