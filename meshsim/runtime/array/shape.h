@@ -70,11 +70,7 @@ class Shape {
   }
   Shape(Shape&& other) noexcept { take(other); }
   Shape& operator=(const Shape& other) {
-    if (this != &other) {
-      reserve(other.size_);  // may throw: this is unchanged then
-      size_ = 0;
-      append(other.data_, other.size_);
-    }
+    if (this != &other) replace(other.data_, other.size_);
     return *this;
   }
   Shape& operator=(Shape&& other) noexcept {
@@ -85,9 +81,7 @@ class Shape {
     return *this;
   }
   Shape& operator=(std::initializer_list<int64_t> values) {
-    reserve(values.size());
-    size_ = 0;
-    append(values.begin(), values.size());
+    replace(values.begin(), values.size());
     return *this;
   }
   ~Shape() { release(); }
@@ -206,6 +200,13 @@ class Shape {
     reserve(size_ + count);
     if (count > 0) std::memcpy(data_ + size_, values, count * sizeof(int64_t));
     size_ += count;
+  }
+  // Replaces the values with `count` from `values` (not from this shape);
+  // reserves first, so a failed allocation leaves this unchanged.
+  void replace(const int64_t* values, size_t count) {
+    reserve(count);
+    size_ = 0;
+    append(values, count);
   }
   void grow(size_t count) {
     count = std::max<size_t>(count, kInline);
