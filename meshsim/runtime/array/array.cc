@@ -199,8 +199,6 @@ bool Array::Storage::unique() const {
   return !block_ || block_->owners.load(std::memory_order_acquire) == 1;
 }
 
-Array::Array() : Array(Shape{0}, DType::kFloat32) {}
-
 Array::Array(Shape shape, DType dtype)
     : dtype_(dtype),
       shape_(std::move(shape)),

@@ -60,8 +60,8 @@ std::string shape_to_string(std::span<const int64_t> shape);
 
 class Array {
  public:
-  // float32 of shape (0). Holds no storage.
-  Array();
+  // float32 of shape (0). Holds no storage and allocates nothing.
+  Array() noexcept : dtype_(DType::kFloat32), shape_{0}, size_(0) {}
   // Copies share the storage (copy-on-write). A moved-from Array is a scalar
   // zero of its dtype, usable as any other (it shares a read-only zero).
   Array(const Array&) = default;
