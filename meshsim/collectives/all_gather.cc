@@ -24,7 +24,7 @@ namespace meshsim {
 //   Meeting::kLeaderBytes, the last member to arrive fills every output before
 //   it releases the group (1 barrier); else each member fills its own, then
 //   departs (2 barriers). Each member reads and writes n·S bytes.
-Array all_gather(DeviceContext& ctx, const Array& x, AxisNames axes,
+Array all_gather(DeviceContext& ctx, const Array& x, const AxisNames& axes,
                  const AllGatherOptions& options) {
   static constexpr const char* kOp = "all_gather";
   Meeting meeting(ctx, axes, options.axis_index_groups, kOp);

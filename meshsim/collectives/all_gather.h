@@ -35,7 +35,7 @@ struct AllGatherOptions {
   std::string algorithm = {};
 };
 
-Array all_gather(DeviceContext& ctx, const Array& x, AxisNames axes,
+Array all_gather(DeviceContext& ctx, const Array& x, const AxisNames& axes,
                  const AllGatherOptions& options = {});
 
 }  // namespace meshsim

@@ -91,8 +91,8 @@ constexpr CallNames kPswapaxes{"pswapaxes", "axis", nullptr};
 //   Meeting::kLeaderBytes, the last member to arrive copies every chunk to its
 //   receiver before it releases the group (1 barrier); else each member copies
 //   its own, then departs (2 barriers). Each member reads and writes S bytes.
-Array all_to_all_impl(DeviceContext& ctx, const CallNames& names, const Array& x, AxisNames axes,
-                      int split_axis, int concat_axis, bool tiled,
+Array all_to_all_impl(DeviceContext& ctx, const CallNames& names, const Array& x,
+                      const AxisNames& axes, int split_axis, int concat_axis, bool tiled,
                       const AxisIndexGroups& index_groups, std::string_view algorithm) {
   const char* const op = names.op;
   Meeting meeting(ctx, axes, index_groups, op);
@@ -220,13 +220,13 @@ Array all_to_all_impl(DeviceContext& ctx, const CallNames& names, const Array& x
 
 }  // namespace
 
-Array all_to_all(DeviceContext& ctx, const Array& x, AxisNames axes, int split_axis,
+Array all_to_all(DeviceContext& ctx, const Array& x, const AxisNames& axes, int split_axis,
                  int concat_axis, const AllToAllOptions& options) {
   return all_to_all_impl(ctx, kAllToAll, x, axes, split_axis, concat_axis, options.tiled,
                          options.axis_index_groups, options.algorithm);
 }
 
-Array pswapaxes(DeviceContext& ctx, const Array& x, AxisNames axes, int axis,
+Array pswapaxes(DeviceContext& ctx, const Array& x, const AxisNames& axes, int axis,
                 const AxisIndexGroups& axis_index_groups, std::string_view algorithm) {
   return all_to_all_impl(ctx, kPswapaxes, x, axes, axis, axis, /*tiled=*/false,
                          axis_index_groups, algorithm);

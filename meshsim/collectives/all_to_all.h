@@ -46,10 +46,10 @@ struct AllToAllOptions {
   std::string algorithm = {};
 };
 
-Array all_to_all(DeviceContext& ctx, const Array& x, AxisNames axes, int split_axis,
+Array all_to_all(DeviceContext& ctx, const Array& x, const AxisNames& axes, int split_axis,
                  int concat_axis, const AllToAllOptions& options = {});
 
-Array pswapaxes(DeviceContext& ctx, const Array& x, AxisNames axes, int axis,
+Array pswapaxes(DeviceContext& ctx, const Array& x, const AxisNames& axes, int axis,
                 const AxisIndexGroups& axis_index_groups = {}, std::string_view algorithm = {});
 
 }  // namespace meshsim

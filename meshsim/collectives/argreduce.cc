@@ -58,7 +58,7 @@ void arg_reduce_into(ReduceOp op, DType dtype, int n, FunctionRef<const void*(in
 //   released while a peer still reads it. 2 barriers; each member reads n·S
 //   bytes.
 Array arg_reduce(DeviceContext& ctx, const char* op_name, ReduceOp op, const Array& x,
-                 AxisNames axis) {
+                 const AxisNames& axis) {
   if (axis.size() != 1) {
     throw InvalidArgumentError(std::string(op_name) + " only accepts a single axis, got " +
                                axis.to_string());
@@ -81,11 +81,11 @@ Array arg_reduce(DeviceContext& ctx, const char* op_name, ReduceOp op, const Arr
 
 }  // namespace
 
-Array pargmax(DeviceContext& ctx, const Array& x, AxisNames axis) {
+Array pargmax(DeviceContext& ctx, const Array& x, const AxisNames& axis) {
   return arg_reduce(ctx, "pargmax", ReduceOp::kMax, x, axis);
 }
 
-Array pargmin(DeviceContext& ctx, const Array& x, AxisNames axis) {
+Array pargmin(DeviceContext& ctx, const Array& x, const AxisNames& axis) {
   return arg_reduce(ctx, "pargmin", ReduceOp::kMin, x, axis);
 }
 

@@ -21,7 +21,7 @@
 
 namespace meshsim {
 
-Array pargmax(DeviceContext& ctx, const Array& x, AxisNames axis);
-Array pargmin(DeviceContext& ctx, const Array& x, AxisNames axis);
+Array pargmax(DeviceContext& ctx, const Array& x, const AxisNames& axis);
+Array pargmin(DeviceContext& ctx, const Array& x, const AxisNames& axis);
 
 }  // namespace meshsim

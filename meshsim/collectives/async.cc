@@ -58,33 +58,33 @@ Pending start(DeviceContext& ctx, const char* op, Collective collective) {
 
 }  // namespace
 
-Pending psum_start(DeviceContext& ctx, const Array& x, AxisNames axes,
+Pending psum_start(DeviceContext& ctx, const Array& x, const AxisNames& axes,
                    const AxisIndexGroups& axis_index_groups, std::string_view algorithm) {
   return start(ctx, "psum", [&] { return psum(ctx, x, axes, axis_index_groups, algorithm); });
 }
 
-Pending all_gather_start(DeviceContext& ctx, const Array& x, AxisNames axes,
+Pending all_gather_start(DeviceContext& ctx, const Array& x, const AxisNames& axes,
                          const AllGatherOptions& options) {
   return start(ctx, "all_gather", [&] { return all_gather(ctx, x, axes, options); });
 }
 
-Pending psum_scatter_start(DeviceContext& ctx, const Array& x, AxisNames axes,
+Pending psum_scatter_start(DeviceContext& ctx, const Array& x, const AxisNames& axes,
                            const PsumScatterOptions& options) {
   return start(ctx, "psum_scatter", [&] { return psum_scatter(ctx, x, axes, options); });
 }
 
-Pending all_to_all_start(DeviceContext& ctx, const Array& x, AxisNames axes, int split_axis,
+Pending all_to_all_start(DeviceContext& ctx, const Array& x, const AxisNames& axes, int split_axis,
                          int concat_axis, const AllToAllOptions& options) {
   return start(ctx, "all_to_all",
                [&] { return all_to_all(ctx, x, axes, split_axis, concat_axis, options); });
 }
 
-Pending pbroadcast_start(DeviceContext& ctx, const Array& x, AxisNames axes, int source,
+Pending pbroadcast_start(DeviceContext& ctx, const Array& x, const AxisNames& axes, int source,
                          std::string_view algorithm) {
   return start(ctx, "pbroadcast", [&] { return pbroadcast(ctx, x, axes, source, algorithm); });
 }
 
-Pending ppermute_start(DeviceContext& ctx, const Array& x, AxisNames axes,
+Pending ppermute_start(DeviceContext& ctx, const Array& x, const AxisNames& axes,
                        ArgSpan<std::pair<int, int>> perm) {
   return start(ctx, "ppermute", [&] { return ppermute(ctx, x, axes, perm); });
 }

@@ -84,18 +84,18 @@ class Pending {
 // Same parameters and errors as the synchronous forms, `algorithm` (or the
 // options' algorithm) included. ppermute has one schedule (each pair is one
 // transfer), so it has no algorithm to choose.
-Pending psum_start(DeviceContext& ctx, const Array& x, AxisNames axes,
+Pending psum_start(DeviceContext& ctx, const Array& x, const AxisNames& axes,
                    const AxisIndexGroups& axis_index_groups = {},
                    std::string_view algorithm = {});
-Pending all_gather_start(DeviceContext& ctx, const Array& x, AxisNames axes,
+Pending all_gather_start(DeviceContext& ctx, const Array& x, const AxisNames& axes,
                          const AllGatherOptions& options = {});
-Pending psum_scatter_start(DeviceContext& ctx, const Array& x, AxisNames axes,
+Pending psum_scatter_start(DeviceContext& ctx, const Array& x, const AxisNames& axes,
                            const PsumScatterOptions& options = {});
-Pending all_to_all_start(DeviceContext& ctx, const Array& x, AxisNames axes, int split_axis,
+Pending all_to_all_start(DeviceContext& ctx, const Array& x, const AxisNames& axes, int split_axis,
                          int concat_axis, const AllToAllOptions& options = {});
-Pending pbroadcast_start(DeviceContext& ctx, const Array& x, AxisNames axes, int source,
+Pending pbroadcast_start(DeviceContext& ctx, const Array& x, const AxisNames& axes, int source,
                          std::string_view algorithm = {});
-Pending ppermute_start(DeviceContext& ctx, const Array& x, AxisNames axes,
+Pending ppermute_start(DeviceContext& ctx, const Array& x, const AxisNames& axes,
                        ArgSpan<std::pair<int, int>> perm);
 
 }  // namespace meshsim

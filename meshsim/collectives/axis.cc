@@ -7,7 +7,7 @@ namespace {
 
 // Names the function in an axis error, as the collectives do.
 template <class F>
-int named(const char* op, AxisNames axes, F&& f) {
+int named(const char* op, const AxisNames& axes, F&& f) {
   try {
     return f();
   } catch (AxisError& e) {
@@ -18,11 +18,11 @@ int named(const char* op, AxisNames axes, F&& f) {
 
 }  // namespace
 
-int axis_index(const DeviceContext& ctx, AxisNames axes) {
+int axis_index(const DeviceContext& ctx, const AxisNames& axes) {
   return named("axis_index", axes, [&] { return ctx.axis_index(axes); });
 }
 
-int axis_size(const DeviceContext& ctx, AxisNames axes) {
+int axis_size(const DeviceContext& ctx, const AxisNames& axes) {
   return named("axis_size", axes, [&] { return ctx.axis_size(axes); });
 }
 

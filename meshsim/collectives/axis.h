@@ -11,7 +11,7 @@
 
 namespace meshsim {
 
-int axis_index(const DeviceContext& ctx, AxisNames axes);
-int axis_size(const DeviceContext& ctx, AxisNames axes);
+int axis_index(const DeviceContext& ctx, const AxisNames& axes);
+int axis_size(const DeviceContext& ctx, const AxisNames& axes);
 
 }  // namespace meshsim

@@ -5,7 +5,7 @@
 
 namespace meshsim {
 
-void barrier(DeviceContext& ctx, AxisNames axes, const AxisIndexGroups& axis_index_groups,
+void barrier(DeviceContext& ctx, const AxisNames& axes, const AxisIndexGroups& axis_index_groups,
              std::string_view algorithm) {
   static constexpr const char* kOp = "barrier";
   Meeting meeting(ctx, axes, axis_index_groups, kOp);

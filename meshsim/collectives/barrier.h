@@ -15,7 +15,7 @@
 
 namespace meshsim {
 
-void barrier(DeviceContext& ctx, AxisNames axes, const AxisIndexGroups& axis_index_groups = {},
-             std::string_view algorithm = {});
+void barrier(DeviceContext& ctx, const AxisNames& axes,
+             const AxisIndexGroups& axis_index_groups = {}, std::string_view algorithm = {});
 
 }  // namespace meshsim

@@ -21,7 +21,7 @@ namespace meshsim {
 // the source could otherwise write into the results, after the collective,
 // through a span it took before.
 // Cost: 1 meeting (small) or 2; S bytes copied per member.
-Array pbroadcast(DeviceContext& ctx, const Array& x, AxisNames axes, int source,
+Array pbroadcast(DeviceContext& ctx, const Array& x, const AxisNames& axes, int source,
                  std::string_view algorithm) {
   Meeting meeting(ctx, axes, {}, "pbroadcast");
   if (source < 0 || source >= meeting.size()) {

@@ -21,7 +21,7 @@ namespace meshsim {
 
 // `algorithm`: "" for the runtime's choice, "auto", or a name of
 // algorithms/registry.h.
-Array pbroadcast(DeviceContext& ctx, const Array& x, AxisNames axes, int source,
+Array pbroadcast(DeviceContext& ctx, const Array& x, const AxisNames& axes, int source,
                  std::string_view algorithm = {});
 
 }  // namespace meshsim

@@ -22,7 +22,7 @@ std::string pair_text(const std::pair<int, int>& pair) {
 }  // namespace
 
 PermRoute perm_route(std::span<const std::pair<int, int>> perm, int index, int size,
-                     std::string_view op, AxisNames axes) {
+                     std::string_view op, const AxisNames& axes) {
   const auto fail = [&](const std::string& what) {
     return InvalidPermutationError(std::string(op) + " over " + axes.to_string() + ": " + what);
   };
@@ -107,7 +107,7 @@ Array permute(Meeting& meeting, const CollectiveCall& call, const Array& x, int 
 
 }  // namespace
 
-Array ppermute(DeviceContext& ctx, const Array& x, AxisNames axes,
+Array ppermute(DeviceContext& ctx, const Array& x, const AxisNames& axes,
                ArgSpan<std::pair<int, int>> perm) {
   Meeting meeting(ctx, axes, {}, "ppermute");
   const detail::PermRoute route =
@@ -125,7 +125,7 @@ Array ppermute(DeviceContext& ctx, const Array& x, AxisNames axes,
   return permute(meeting, call, x, route.source);
 }
 
-Array pshuffle(DeviceContext& ctx, const Array& x, AxisNames axes, ArgSpan<int> perm) {
+Array pshuffle(DeviceContext& ctx, const Array& x, const AxisNames& axes, ArgSpan<int> perm) {
   Meeting meeting(ctx, axes, {}, "pshuffle");
   const int size = meeting.size();
   const int rank = meeting.rank();

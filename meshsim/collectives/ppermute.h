@@ -33,9 +33,9 @@
 
 namespace meshsim {
 
-Array ppermute(DeviceContext& ctx, const Array& x, AxisNames axes,
+Array ppermute(DeviceContext& ctx, const Array& x, const AxisNames& axes,
                ArgSpan<std::pair<int, int>> perm);
-Array pshuffle(DeviceContext& ctx, const Array& x, AxisNames axes, ArgSpan<int> perm);
+Array pshuffle(DeviceContext& ctx, const Array& x, const AxisNames& axes, ArgSpan<int> perm);
 
 namespace detail {
 
@@ -48,7 +48,7 @@ struct PermRoute {
   int destination = -1;
 };
 PermRoute perm_route(std::span<const std::pair<int, int>> perm, int index, int size,
-                     std::string_view op, AxisNames axes);
+                     std::string_view op, const AxisNames& axes);
 
 }  // namespace detail
 }  // namespace meshsim

@@ -57,7 +57,7 @@ void run_reduce_scatter_algorithm(Meeting& meeting, const AlgorithmChoice& choic
 //   to arrive reduces every part into its owner's output before it releases
 //   the group (1 barrier); else each member reduces its own, then departs (2
 //   barriers). Each member reads S and writes S/n bytes.
-Array psum_scatter(DeviceContext& ctx, const Array& x, AxisNames axes,
+Array psum_scatter(DeviceContext& ctx, const Array& x, const AxisNames& axes,
                    const PsumScatterOptions& options) {
   static constexpr const char* kOp = "psum_scatter";
   Meeting meeting(ctx, axes, options.axis_index_groups, kOp);

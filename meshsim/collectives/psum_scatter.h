@@ -36,7 +36,7 @@ struct PsumScatterOptions {
   std::string algorithm = {};
 };
 
-Array psum_scatter(DeviceContext& ctx, const Array& x, AxisNames axes,
+Array psum_scatter(DeviceContext& ctx, const Array& x, const AxisNames& axes,
                    const PsumScatterOptions& options = {});
 
 }  // namespace meshsim

@@ -46,10 +46,12 @@ struct Sends {
   IndexView output_offsets;
 };
 
-std::string prefix(AxisNames axes) { return "ragged_all_to_all over " + axes.to_string() + ": "; }
+std::string prefix(const AxisNames& axes) {
+  return "ragged_all_to_all over " + axes.to_string() + ": ";
+}
 
 // Dtype and rank of one index array; lengths are compared by the caller.
-void check_index_array(const Array& array, const char* name, AxisNames axes) {
+void check_index_array(const Array& array, const char* name, const AxisNames& axes) {
   if (array.dtype() != DType::kInt32 && array.dtype() != DType::kInt64) {
     throw DTypeError(prefix(axes) + name + " must be int32 or int64, got " +
                      std::string(dtype_name(array.dtype())));
@@ -62,7 +64,7 @@ void check_index_array(const Array& array, const char* name, AxisNames axes) {
 
 void check_arrays(const Array& operand, const Array& output,
                   std::span<const std::pair<const char*, const Array*>> indices, int group_size,
-                  AxisNames axes) {
+                  const AxisNames& axes) {
   if (operand.dtype() != output.dtype()) {
     throw DTypeError(prefix(axes) + "operand is " + std::string(dtype_name(operand.dtype())) +
                      " but output is " + std::string(dtype_name(output.dtype())));
@@ -110,7 +112,7 @@ void check_arrays(const Array& operand, const Array& output,
 // and writes nothing else, so there is no write race.
 Array ragged_all_to_all(DeviceContext& ctx, const Array& operand, const Array& output,
                         const Array& input_offsets, const Array& send_sizes,
-                        const Array& output_offsets, const Array& recv_sizes, AxisNames axes,
+                        const Array& output_offsets, const Array& recv_sizes, const AxisNames& axes,
                         const AxisIndexGroups& axis_index_groups, std::string_view algorithm) {
   Meeting meeting(ctx, axes, axis_index_groups, "ragged_all_to_all");
   const int n = meeting.size();

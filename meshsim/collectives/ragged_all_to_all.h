@@ -57,7 +57,7 @@ namespace meshsim {
 
 Array ragged_all_to_all(DeviceContext& ctx, const Array& operand, const Array& output,
                         const Array& input_offsets, const Array& send_sizes,
-                        const Array& output_offsets, const Array& recv_sizes, AxisNames axes,
+                        const Array& output_offsets, const Array& recv_sizes, const AxisNames& axes,
                         const AxisIndexGroups& axis_index_groups = {},
                         std::string_view algorithm = {});
 

@@ -13,25 +13,25 @@ void divide_in_place(Array& a, int n) {
 
 }  // namespace
 
-Array psum(DeviceContext& ctx, const Array& x, AxisNames axes,
+Array psum(DeviceContext& ctx, const Array& x, const AxisNames& axes,
            const AxisIndexGroups& axis_index_groups, std::string_view algorithm) {
   return detail::all_reduce(ctx, "psum", ReduceOp::kSum, x, axes, axis_index_groups,
                              x.dtype(), algorithm);
 }
 
-Array pmax(DeviceContext& ctx, const Array& x, AxisNames axes,
+Array pmax(DeviceContext& ctx, const Array& x, const AxisNames& axes,
            const AxisIndexGroups& axis_index_groups, std::string_view algorithm) {
   return detail::all_reduce(ctx, "pmax", ReduceOp::kMax, x, axes, axis_index_groups,
                              x.dtype(), algorithm);
 }
 
-Array pmin(DeviceContext& ctx, const Array& x, AxisNames axes,
+Array pmin(DeviceContext& ctx, const Array& x, const AxisNames& axes,
            const AxisIndexGroups& axis_index_groups, std::string_view algorithm) {
   return detail::all_reduce(ctx, "pmin", ReduceOp::kMin, x, axes, axis_index_groups,
                              x.dtype(), algorithm);
 }
 
-Array pmean(DeviceContext& ctx, const Array& x, AxisNames axes,
+Array pmean(DeviceContext& ctx, const Array& x, const AxisNames& axes,
             const AxisIndexGroups& axis_index_groups, std::string_view algorithm) {
   const int n = detail::group_for(ctx, axes, axis_index_groups, "pmean").rendezvous->size();
   const bool half = x.dtype() == DType::kFloat16 || x.dtype() == DType::kBFloat16;

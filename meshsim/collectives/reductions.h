@@ -16,11 +16,11 @@
 
 namespace meshsim {
 
-Array psum(DeviceContext& ctx, const Array& x, AxisNames axes,
+Array psum(DeviceContext& ctx, const Array& x, const AxisNames& axes,
            const AxisIndexGroups& axis_index_groups = {}, std::string_view algorithm = {});
-Array pmax(DeviceContext& ctx, const Array& x, AxisNames axes,
+Array pmax(DeviceContext& ctx, const Array& x, const AxisNames& axes,
            const AxisIndexGroups& axis_index_groups = {}, std::string_view algorithm = {});
-Array pmin(DeviceContext& ctx, const Array& x, AxisNames axes,
+Array pmin(DeviceContext& ctx, const Array& x, const AxisNames& axes,
            const AxisIndexGroups& axis_index_groups = {}, std::string_view algorithm = {});
 
 // jax.lax.pmean: psum(x) divided by the size of the device's group (its
@@ -33,7 +33,7 @@ Array pmin(DeviceContext& ctx, const Array& x, AxisNames axes,
 //   psum (which wraps on overflow, bool counts into int32) converted to
 //   float32, then divided in float32. int64 and uint32 sums above 2^24 round
 //   in that conversion.
-Array pmean(DeviceContext& ctx, const Array& x, AxisNames axes,
+Array pmean(DeviceContext& ctx, const Array& x, const AxisNames& axes,
             const AxisIndexGroups& axis_index_groups = {}, std::string_view algorithm = {});
 
 }  // namespace meshsim

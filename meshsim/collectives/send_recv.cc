@@ -10,7 +10,7 @@
 
 namespace meshsim {
 
-Token psend(DeviceContext& ctx, const Array& x, AxisNames axes,
+Token psend(DeviceContext& ctx, const Array& x, const AxisNames& axes,
             ArgSpan<std::pair<int, int>> perm, Token /*after*/) {
   const GroupRef group = detail::group_for(ctx, axes, {}, "psend");
   OpScope scope(ctx, "psend", group, TraceKind::kTransfer);
@@ -32,7 +32,7 @@ Token psend(DeviceContext& ctx, const Array& x, AxisNames axes,
   return {};
 }
 
-Array precv(DeviceContext& ctx, Token /*after*/, Shape shape, DType dtype, AxisNames axes,
+Array precv(DeviceContext& ctx, Token /*after*/, Shape shape, DType dtype, const AxisNames& axes,
             ArgSpan<std::pair<int, int>> perm) {
   try {
     (void)num_elements(shape);  // the shape expected: checked even where nothing is sent

@@ -45,10 +45,10 @@ namespace meshsim {
 
 struct Token {};
 
-Token psend(DeviceContext& ctx, const Array& x, AxisNames axes,
+Token psend(DeviceContext& ctx, const Array& x, const AxisNames& axes,
             ArgSpan<std::pair<int, int>> perm, Token after = {});
 
-Array precv(DeviceContext& ctx, Token after, Shape shape, DType dtype, AxisNames axes,
+Array precv(DeviceContext& ctx, Token after, Shape shape, DType dtype, const AxisNames& axes,
             ArgSpan<std::pair<int, int>> perm);
 
 }  // namespace meshsim

@@ -374,7 +374,7 @@ void Communicator::barrier() {
   price_meeting(*live().ctx, rendezvous, rank(), [](int) { return int64_t{0}; });
 }
 
-Communicator Communicator::subgroup(AxisNames sub) {
+Communicator Communicator::subgroup(const AxisNames& sub) {
   if (has_index_groups()) {
     raise(InvalidArgumentError(std::string(live().op) + " (algorithm '" + algorithm_name() +
                                "'): subgroup of a group given by axis_index_groups"));

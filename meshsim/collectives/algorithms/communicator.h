@@ -151,7 +151,7 @@ class Communicator {
   // mesh axes (hierarchical). InvalidArgumentError when the group has
   // axis_index_groups or `sub` is not a subset of axes(). The sub-communicator
   // belongs to this call and is used between this call's meetings only.
-  Communicator subgroup(AxisNames sub);
+  Communicator subgroup(const AxisNames& sub);
 
   // For the runtime: front-ends build communicators through internal hooks.
   explicit Communicator(std::unique_ptr<CommunicatorState> state);

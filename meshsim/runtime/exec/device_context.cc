@@ -57,7 +57,7 @@ std::span<const int> DeviceContext::coords() const {
   return launch_->mesh().coords(position_);
 }
 
-int DeviceContext::axis_index(AxisNames axes) const {
+int DeviceContext::axis_index(const AxisNames& axes) const {
   check_usable("DeviceContext::axis_index");
   const AbstractMesh& shape = launch_->mesh().mesh().abstract_mesh();
   const auto c = launch_->mesh().coords(position_);
@@ -71,7 +71,7 @@ int DeviceContext::axis_index(AxisNames axes) const {
   return index;
 }
 
-int DeviceContext::axis_size(AxisNames axes) const {
+int DeviceContext::axis_size(const AxisNames& axes) const {
   check_usable("DeviceContext::axis_size");
   const auto names = axes.to_vector();
   return meshsim::axis_size(launch_->mesh().mesh().abstract_mesh(), names);

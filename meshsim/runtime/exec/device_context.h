@@ -41,8 +41,8 @@ class DeviceContext {
 
   // jax.lax.axis_index / axis_size: over one axis or several, major-to-minor.
   // AxisError for an axis the mesh does not have or a repeated one.
-  int axis_index(AxisNames axes) const;
-  int axis_size(AxisNames axes) const;
+  int axis_index(const AxisNames& axes) const;
+  int axis_size(const AxisNames& axes) const;
 
   // The collectives this device ran in the current launch, in call order:
   // front-end, algorithm, what chose it (at most kMaxCollectiveRecords; later

@@ -27,7 +27,7 @@ namespace {
 
 const ReduceOp kOps[] = {ReduceOp::kSum, ReduceOp::kMax, ReduceOp::kMin};
 
-Array reduce_with(DeviceContext& ctx, ReduceOp op, const Array& x, AxisNames axes,
+Array reduce_with(DeviceContext& ctx, ReduceOp op, const Array& x, const AxisNames& axes,
                   std::string_view algorithm) {
   switch (op) {
     case ReduceOp::kSum: return psum(ctx, x, axes, {}, algorithm);

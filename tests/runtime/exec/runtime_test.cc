@@ -26,7 +26,7 @@ namespace meshsim::runtime_test {
 namespace {
 
 // A plain barrier over `axes` through the group rendezvous.
-void barrier(DeviceContext& ctx, AxisNames axes) {
+void barrier(DeviceContext& ctx, const AxisNames& axes) {
   const GroupRef g = DeviceHooks::group(ctx, axes);
   const CollectiveCall call("barrier", DType::kFloat32, {});
   g.rendezvous->slot(g.rank).publish(call, nullptr, nullptr);

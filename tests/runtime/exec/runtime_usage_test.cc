@@ -27,7 +27,7 @@ namespace meshsim::runtime_usage_test {
 namespace {
 
 // A barrier over `axes` that reports itself as operation `op`.
-void named_barrier(DeviceContext& ctx, AxisNames axes, const char* op = "barrier") {
+void named_barrier(DeviceContext& ctx, const AxisNames& axes, const char* op = "barrier") {
   const GroupRef g = DeviceHooks::group(ctx, axes);
   const OpScope scope(ctx, op, g);
   const CollectiveCall call(op, DType::kFloat32, {});
