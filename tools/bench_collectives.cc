@@ -71,18 +71,22 @@ Workload prepare_all_reduce(const BenchParams& params, const DeviceGroups& group
   return work;
 }
 
-Array run_all_reduce(DeviceContext& ctx, const Workload& work, int position, AxisNames axes,
+// No axis_index_groups, made once: a `{}` argument built and freed a vector
+// on every call.
+const AxisIndexGroups kWholeGroups;
+
+Array run_all_reduce(DeviceContext& ctx, const Workload& work, int position, const AxisNames& axes,
                      std::string_view algorithm) {
   const Array& x = work.args[position][0];
   switch (work.op) {
     case ReduceOp::kMax:
-      return pmax(ctx, x, axes, {}, algorithm);
+      return pmax(ctx, x, axes, kWholeGroups, algorithm);
     case ReduceOp::kMin:
-      return pmin(ctx, x, axes, {}, algorithm);
+      return pmin(ctx, x, axes, kWholeGroups, algorithm);
     case ReduceOp::kSum:
       break;
   }
-  return psum(ctx, x, axes, {}, algorithm);
+  return psum(ctx, x, axes, kWholeGroups, algorithm);
 }
 
 // --- all_gather, tiled along dim 0: count = c / n per device in, n times
@@ -99,7 +103,7 @@ Workload prepare_all_gather(const BenchParams& params, const DeviceGroups& group
   return work;
 }
 
-Array run_all_gather(DeviceContext& ctx, const Workload& work, int position, AxisNames axes,
+Array run_all_gather(DeviceContext& ctx, const Workload& work, int position, const AxisNames& axes,
                      std::string_view algorithm) {
   return all_gather(ctx, work.args[position][0], axes, tiled<AllGatherOptions>(algorithm));
 }
@@ -119,8 +123,8 @@ Workload prepare_reduce_scatter(const BenchParams& params, const DeviceGroups& g
   return work;
 }
 
-Array run_reduce_scatter(DeviceContext& ctx, const Workload& work, int position, AxisNames axes,
-                         std::string_view algorithm) {
+Array run_reduce_scatter(DeviceContext& ctx, const Workload& work, int position,
+                         const AxisNames& axes, std::string_view algorithm) {
   return psum_scatter(ctx, work.args[position][0], axes, tiled<PsumScatterOptions>(algorithm));
 }
 
@@ -138,7 +142,7 @@ Workload prepare_all_to_all(const BenchParams& params, const DeviceGroups& group
   return work;
 }
 
-Array run_all_to_all(DeviceContext& ctx, const Workload& work, int position, AxisNames axes,
+Array run_all_to_all(DeviceContext& ctx, const Workload& work, int position, const AxisNames& axes,
                      std::string_view algorithm) {
   return all_to_all(ctx, work.args[position][0], axes, 0, 0, tiled<AllToAllOptions>(algorithm));
 }
@@ -157,7 +161,7 @@ Workload prepare_ppermute(const BenchParams& params, const DeviceGroups& groups,
   return work;
 }
 
-Array run_ppermute(DeviceContext& ctx, const Workload& work, int position, AxisNames axes,
+Array run_ppermute(DeviceContext& ctx, const Workload& work, int position, const AxisNames& axes,
                    std::string_view) {
   return ppermute(ctx, work.args[position][0], axes, work.perm);
 }
@@ -176,7 +180,7 @@ Workload prepare_pbroadcast(const BenchParams& params, const DeviceGroups& group
   return work;
 }
 
-Array run_pbroadcast(DeviceContext& ctx, const Workload& work, int position, AxisNames axes,
+Array run_pbroadcast(DeviceContext& ctx, const Workload& work, int position, const AxisNames& axes,
                      std::string_view algorithm) {
   return pbroadcast(ctx, work.args[position][0], axes, work.root, algorithm);
 }
@@ -219,7 +223,7 @@ Workload prepare_ragged(const BenchParams& params, const DeviceGroups& groups, s
   return work;
 }
 
-Array run_ragged(DeviceContext& ctx, const Workload& work, int position, AxisNames axes,
+Array run_ragged(DeviceContext& ctx, const Workload& work, int position, const AxisNames& axes,
                  std::string_view) {
   const std::vector<Array>& a = work.args[position];
   return ragged_all_to_all(ctx, a[0], a[1], a[2], a[3], a[4], a[5], axes);
@@ -238,7 +242,7 @@ Workload prepare_barrier(const BenchParams&, const DeviceGroups& groups, size_t,
   return work;
 }
 
-Array run_barrier(DeviceContext& ctx, const Workload& work, int position, AxisNames axes,
+Array run_barrier(DeviceContext& ctx, const Workload& work, int position, const AxisNames& axes,
                   std::string_view) {
   return psum(ctx, work.args[position][0], axes);
 }

@@ -85,7 +85,7 @@ struct Collective {
                       bool with_expected) = nullptr;
   // One call of the collective on one device with `algorithm` (a registered
   // name or "auto"; ignored when `kind` is none).
-  Array (*run)(DeviceContext& ctx, const Workload& work, int position, AxisNames axes,
+  Array (*run)(DeviceContext& ctx, const Workload& work, int position, const AxisNames& axes,
                std::string_view algorithm) = nullptr;
 };
 

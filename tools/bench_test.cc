@@ -574,7 +574,7 @@ INSTANTIATE_TEST_SUITE_P(Ops, CheckedReductionTest,
 // all_reduce whose result on mesh position 1 has its first and last elements
 // off by one: 2 wrong elements per call.
 Array corrupting_all_reduce(DeviceContext& ctx, const Workload& work, int position,
-                            AxisNames axes, std::string_view algorithm) {
+                            const AxisNames& axes, std::string_view algorithm) {
   Array out = psum(ctx, work.args[position][0], axes, {}, algorithm);
   if (position == 1) {
     const std::span<float> values = out.mutable_span<float>();

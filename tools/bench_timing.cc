@@ -58,6 +58,8 @@ Row time_workload(Runtime& runtime, const BenchOptions& options, const Workload&
     ends.resize(slot(devices, 0));
   }
   const Array token = Array::from_values<int32_t>({1}, {1});
+  // Viewed from options.axes once, not converted on every call.
+  const AxisNames axes(options.axes);
   std::string ran, chosen_by;
   // Position 0's first call is the collective's (the --check barriers come
   // after it), so its first record says what ran.
@@ -71,11 +73,11 @@ Row time_workload(Runtime& runtime, const BenchOptions& options, const Workload&
     const int p = ctx.position();
     if (!options.check) {
       for (int call = 0; call < options.warmup; ++call) {
-        collective.run(ctx, work, p, options.axes, algorithm);
+        collective.run(ctx, work, p, axes, algorithm);
       }
       const Clock::time_point start = Clock::now();
       for (int call = 0; call < iters; ++call) {
-        collective.run(ctx, work, p, options.axes, algorithm);
+        collective.run(ctx, work, p, axes, algorithm);
       }
       seconds[p] = std::chrono::duration<double>(Clock::now() - start).count() / iters;
       read_record(ctx);
@@ -83,7 +85,7 @@ Row time_workload(Runtime& runtime, const BenchOptions& options, const Workload&
     }
     for (int call = 0; call < options.warmup + iters; ++call) {
       const Clock::time_point begin = Clock::now();
-      const Array result = collective.run(ctx, work, p, options.axes, algorithm);
+      const Array result = collective.run(ctx, work, p, axes, algorithm);
       const Clock::time_point end = Clock::now();
       if (call >= options.warmup) {
         begins[slot(p, call - options.warmup)] = begin;
@@ -91,7 +93,7 @@ Row time_workload(Runtime& runtime, const BenchOptions& options, const Workload&
       }
       // With more devices than cores, a device that checked at once would
       // hold a core that a peer still needs to return from the call.
-      psum(ctx, token, options.axes);
+      psum(ctx, token, axes);
       wrong[p] += count_wrong(result, work.expected[p]);
     }
     read_record(ctx);
@@ -137,10 +139,11 @@ void model_workload(Runtime& runtime, const BenchOptions& options, const Workloa
   if (options.time == nullptr && trace == nullptr) return;
   LaunchRecord own;
   LaunchRecord& record = trace != nullptr ? *trace : own;
+  const AxisNames axes(options.axes);
   runtime.launch(
       options.mesh,
       [&](DeviceContext& ctx) {
-        options.collective->run(ctx, work, ctx.position(), options.axes, algorithm);
+        options.collective->run(ctx, work, ctx.position(), axes, algorithm);
       },
       {.time = options.time, .record = &record, .trace = trace != nullptr});
   if (options.time == nullptr) return;
