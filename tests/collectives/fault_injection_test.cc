@@ -7,6 +7,7 @@
 
 #include <stdexcept>
 
+#include "meshsim/mesh/internal/sanitizers.h"
 #include "meshsim/meshsim.h"
 #include "support/expect_error.h"
 
@@ -17,7 +18,7 @@ namespace {
 // which sees a stale state directly, fewer suffice: each launch there costs
 // ~0.15 s (a psum of 100,000 floats), and even 20 of them made these 16
 // cases the largest part of the TSan job.
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#if MESHSIM_TSAN || MESHSIM_ASAN
 constexpr int kReuseRounds = 5;
 #else
 constexpr int kReuseRounds = 100;

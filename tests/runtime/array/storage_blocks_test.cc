@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "meshsim/mesh/internal/sanitizers.h"
 #include "meshsim/runtime/array/array.h"
 #include "meshsim/runtime/exec/runtime.h"
 
@@ -22,7 +23,7 @@ using detail::BlockCache;
 using detail::free_storage_block;
 using detail::kUncached;
 
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#if MESHSIM_TSAN || MESHSIM_ASAN
 constexpr bool kCacheOn = false;
 #else
 constexpr bool kCacheOn = true;

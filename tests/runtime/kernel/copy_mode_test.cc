@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "meshsim/mesh/internal/sanitizers.h"
 #include "meshsim/runtime/exec/errors.h"
 #include "meshsim/runtime/exec/runtime.h"
 #include "meshsim/runtime/kernel/run_kernel.h"
@@ -27,7 +28,7 @@ struct Mode {
   uint64_t seed;
 };
 // The sanitizer jobs run two seeds; the normal build eight.
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#if MESHSIM_TSAN || MESHSIM_ASAN
 constexpr uint64_t kSeeds = 2;
 #else
 constexpr uint64_t kSeeds = 8;

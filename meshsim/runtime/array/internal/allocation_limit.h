@@ -6,9 +6,11 @@
 
 #include <cstddef>
 
+#include "meshsim/mesh/internal/sanitizers.h"
+
 namespace meshsim {
 
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#if MESHSIM_TSAN || MESHSIM_ASAN
 inline constexpr size_t kMaxAllocationBytes = size_t{1} << 40;
 #else
 inline constexpr size_t kMaxAllocationBytes = size_t{1} << 47;

@@ -4,13 +4,14 @@
 
 #include <tbb/scalable_allocator.h>
 
+#include "meshsim/mesh/internal/sanitizers.h"
 #include "meshsim/runtime/array/internal/allocation_limit.h"
 #include "meshsim/runtime/array/internal/allocator_settings.h"
 
 namespace meshsim::detail {
 namespace {
 
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#if MESHSIM_TSAN || MESHSIM_ASAN
 constexpr bool kCached = false;
 // Their allocators abort instead of returning null above 1 TiB, so larger
 // requests fail here (kMaxAllocationBytes) as they would in tbbmalloc on a

@@ -2,22 +2,17 @@
 
 #include <cxxabi.h>
 
+#include "meshsim/mesh/internal/sanitizers.h"
 #include "meshsim/runtime/exec/internal/current_device.h"
 #include "meshsim/runtime/exec/internal/fiber/stack_pool.h"
 #include "meshsim/runtime/exec/internal/launch.h"
 
-#if defined(__SANITIZE_ADDRESS__)
+#if MESHSIM_ASAN
 #include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
-#define MESHSIM_FIBER_ASAN 1
-#else
-#define MESHSIM_FIBER_ASAN 0
 #endif
-#if defined(__SANITIZE_THREAD__)
+#if MESHSIM_TSAN
 #include <sanitizer/tsan_interface.h>
-#define MESHSIM_FIBER_TSAN 1
-#else
-#define MESHSIM_FIBER_TSAN 0
 #endif
 
 namespace meshsim {
@@ -46,7 +41,7 @@ EhGlobals& eh_globals() { return *reinterpret_cast<EhGlobals*>(abi::__cxa_get_gl
 
 Fiber::Fiber(StackPool& stacks, Launch& launch, DeviceState& device, int position)
     : launch_(launch), device_(device), position_(position), stacks_(stacks), stack_(stacks.take()) {
-#if MESHSIM_FIBER_ASAN
+#if MESHSIM_ASAN
   // A reused stack still carries the shadow of the frames its last fiber
   // never returned from (a fiber leaves by a jump): clear it, or ASan reports
   // the new fiber's writes there.
@@ -54,13 +49,13 @@ Fiber::Fiber(StackPool& stacks, Launch& launch, DeviceState& device, int positio
 #endif
   // The stack grows down from sp; make_fcontext lays the first frame there.
   fiber_context_ = fcontext::make_fcontext(stack_.sp, stack_.size, &Fiber::entry);
-#if MESHSIM_FIBER_TSAN
+#if MESHSIM_TSAN
   tsan_fiber_ = __tsan_create_fiber(0);
 #endif
 }
 
 Fiber::~Fiber() {
-#if MESHSIM_FIBER_TSAN
+#if MESHSIM_TSAN
   __tsan_destroy_fiber(tsan_fiber_);
 #endif
   stacks_.give(stack_);
@@ -78,14 +73,14 @@ void Fiber::entry(fcontext::transfer_t from) {
 }
 
 void Fiber::switch_to_worker(bool final) {
-#if MESHSIM_FIBER_ASAN
+#if MESHSIM_ASAN
   // A fiber leaving for good passes no fake-stack slot, so ASan frees it.
   __sanitizer_start_switch_fiber(final ? nullptr : &fake_stack_, worker_stack_bottom_,
                                  worker_stack_size_);
 #else
   (void)final;
 #endif
-#if MESHSIM_FIBER_TSAN
+#if MESHSIM_TSAN
   __tsan_switch_to_fiber(tsan_worker_, 0);
 #endif
   worker_context_ = fcontext::jump_fcontext(worker_context_, nullptr).fctx;
@@ -93,7 +88,7 @@ void Fiber::switch_to_worker(bool final) {
 }
 
 void Fiber::entered() {
-#if MESHSIM_FIBER_ASAN
+#if MESHSIM_ASAN
   __sanitizer_finish_switch_fiber(fake_stack_, &worker_stack_bottom_, &worker_stack_size_);
 #endif
 }
@@ -107,16 +102,16 @@ bool Fiber::resume(Wake why, uint64_t scan) {
   EhGlobals& eh = eh_globals();
   const EhGlobals worker_eh = eh;
   eh = {exceptions_.caught, exceptions_.uncaught};
-#if MESHSIM_FIBER_ASAN
+#if MESHSIM_ASAN
   __sanitizer_start_switch_fiber(&worker_fake_stack_, static_cast<char*>(stack_.sp) - stack_.size,
                                  stack_.size);
 #endif
-#if MESHSIM_FIBER_TSAN
+#if MESHSIM_TSAN
   tsan_worker_ = __tsan_get_current_fiber();
   __tsan_switch_to_fiber(tsan_fiber_, 0);
 #endif
   fiber_context_ = fcontext::jump_fcontext(fiber_context_, this).fctx;
-#if MESHSIM_FIBER_ASAN
+#if MESHSIM_ASAN
   __sanitizer_finish_switch_fiber(worker_fake_stack_, nullptr, nullptr);
 #endif
   exceptions_ = {eh.caught, eh.uncaught};
