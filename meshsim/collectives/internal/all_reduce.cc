@@ -30,6 +30,23 @@ std::pair<int64_t, int64_t> slice_of(int rank, int m, int64_t count, size_t elem
   return {begin, end};
 }
 
+// The direct all_reduce of a small leaderless group: each member reduces for
+// itself, from the shared copies when they fit (1 meeting), else reading the
+// inputs in place (then a departure). No peer reads a member's result, so it
+// is made while the member's post travels (Meeting::meet_sharing).
+Array reduce_leaderless(Meeting& meeting, ReduceOp op, const Array& x, DType out_dtype) {
+  Array out = meeting.meet_sharing_making(x.nbytes(),
+                                          [&] { return Array::empty(x.shape(), out_dtype); });
+  const bool shared = meeting.inputs_shared();
+  meeting.price_all_to_all(x.nbytes());
+  meeting.prefetch_peer_inputs(0, x.nbytes());
+  // Every reduction runs in rank order, so all results have the same bits.
+  reduce_into(op, x.dtype(), meeting.size(), [&](int r) { return meeting.input(r); },
+              out.mutable_bytes(), x.size());
+  if (!shared) meeting.arrive();
+  return out;
+}
+
 }  // namespace
 
 Array all_reduce(DeviceContext& ctx, const char* op_name, ReduceOp op, const Array& x,
@@ -37,9 +54,7 @@ Array all_reduce(DeviceContext& ctx, const char* op_name, ReduceOp op, const Arr
                  std::string_view algorithm) {
   Meeting meeting(ctx, axes, index_groups, op_name);
   const DType out_dtype = reduce_output_dtype(op, x.dtype());
-  Array out = Array::empty(x.shape(), out_dtype);
   const int64_t count = x.size();
-  std::byte* const out_bytes = out.mutable_bytes();
   const int n = meeting.size();
   const int rank = meeting.rank();
   const AlgorithmChoice choice = choose_algorithm(
@@ -49,41 +64,37 @@ Array all_reduce(DeviceContext& ctx, const char* op_name, ReduceOp op, const Arr
   call.algorithm = choice.name;
   if (!choice.is_direct()) {
     // Algorithms reduce within one dtype: a sum of bool counts in int32.
+    Array out = Array::empty(x.shape(), out_dtype);
     const Array in = x.dtype() == out_dtype ? x : x.astype(out_dtype);
-    const AllReduceArgs args{in.bytes(), out_bytes, count, out_dtype, op};
+    const AllReduceArgs args{in.bytes(), out.mutable_bytes(), count, out_dtype, op};
     run_algorithm(meeting, choice, Collective::kAllReduce, call, args);
     return out;
   }
+  const bool small = x.nbytes() * n <= Meeting::kLeaderBytes;
+  if (small && meeting.rendezvous().leaderless()) {
+    meeting.publish(call, x.bytes(), nullptr);
+    return reduce_leaderless(meeting, op, x, out_dtype);
+  }
+  Array out = Array::empty(x.shape(), out_dtype);
+  std::byte* const out_bytes = out.mutable_bytes();
   meeting.publish(call, x.bytes(), out_bytes);
   // Every reduction runs in rank order, so all results have the same bits.
   const auto reduce_all = [&](std::byte* into) {
     reduce_into(op, x.dtype(), n, [&](int r) { return meeting.input(r); }, into, count);
   };
-  const bool small = x.nbytes() * n <= Meeting::kLeaderBytes;
-  if (meeting.rendezvous().leaderless()) {
-    // Small groups: each member reduces for itself, from shared copies when
-    // they fit (1 meeting), else in place (then a departure).
-    const bool shared = meeting.meet_sharing(x.nbytes());
-    meeting.price_all_to_all(x.nbytes());
-    if (shared || small) {
-      meeting.prefetch_peer_inputs(0, x.nbytes());
-      reduce_all(out_bytes);
-      if (!shared) meeting.arrive();
-      return out;
-    }
-  } else if (small) {
-    // The leader reduces once into the group's result buffer; each member
-    // copies it out after the meeting, all at once.
+  if (small) {
+    // A larger group: the leader reduces once into the group's result
+    // buffer; each member copies it out after the meeting, all at once.
     Rendezvous& group = meeting.rendezvous();
     meeting.meet([&] { reduce_all(group.leader_result(out.nbytes())); });
     // An empty result has no storage: memcpy must not see its null pointer.
     if (out.nbytes() > 0) std::memcpy(out_bytes, group.leader_result(), out.nbytes());
     meeting.price_all_to_all(x.nbytes());
     return out;
-  } else {
-    meeting.meet();
-    meeting.price_all_to_all(x.nbytes());
   }
+  // Large: each member reduces its slice in place, then departs (below).
+  meeting.meet();
+  meeting.price_all_to_all(x.nbytes());
 
   const size_t esize = dtype_size(out_dtype);
   const size_t in_esize = dtype_size(x.dtype());

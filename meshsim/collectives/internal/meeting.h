@@ -112,11 +112,46 @@ class Meeting {
   // is needed.
   bool meet_sharing(size_t input_bytes) {
     post_clock();
-    const bool shared = rendezvous().meet_sharing(
-        rank(), waiter(), {static_cast<const std::byte*>(peer(rank()).input), input_bytes});
+    const bool shared = rendezvous().meet_sharing(rank(), waiter(), input_span(input_bytes));
     shared_inputs_ = shared ? rendezvous().shared_row(rank()) : nullptr;
     return shared;
   }
+  // meet_sharing(), making this member's result meanwhile: `make()` (which
+  // must read nothing of the peers) runs once, in a leaderless group after
+  // the post is out and before the wait for the peers' posts, so it overlaps
+  // their transfer instead of delaying this member's next post. Returns what
+  // make() returned (constructed in place); inputs_shared() then says
+  // whether the inputs were shared. If make() throws, the member still
+  // completes the meeting (its peers' posts rely on it), and that error
+  // wins over what the meeting would throw.
+  template <class Make>
+  auto meet_sharing_making(size_t input_bytes, Make&& make) {
+    Rendezvous& group = rendezvous();
+    const bool split = group.leaderless();
+    if (split) {
+      post_clock();
+      group.post_sharing(rank(), waiter(), input_span(input_bytes));
+    }
+    auto made = [&] {
+      if (!split) return make();
+      try {
+        return make();
+      } catch (...) {
+        try {
+          group.finish_sharing(rank(), waiter());
+        } catch (...) {  // the launch aborted, or the calls differ: the first error stands
+        }
+        throw;
+      }
+    }();
+    if (split) {
+      shared_inputs_ = group.finish_sharing(rank(), waiter()) ? group.shared_row(rank()) : nullptr;
+    } else {
+      meet_sharing(input_bytes);
+    }
+    return made;
+  }
+  bool inputs_shared() const { return shared_inputs_ != nullptr; }
   // Virtual time, after the first meeting: the transfers this collective
   // stands for arrive (time/virtual_time.h). `bytes_from(r)` is what member r
   // sends this member, or a negative number when it sends nothing. A no-op
@@ -192,6 +227,9 @@ class Meeting {
 
  private:
   Waiter& waiter() { return DeviceHooks::group_waiter(ctx_); }
+  std::span<const std::byte> input_span(size_t bytes) const {
+    return {static_cast<const std::byte*>(peer(rank()).input), bytes};
+  }
   void post_clock() {
     if (clock_.on()) rendezvous().post_clock(rank(), clock_.departure());
   }

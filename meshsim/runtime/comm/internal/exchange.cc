@@ -61,6 +61,10 @@ struct alignas(64) Exchange::Member {
   // that carried calls were all equal. Every member makes the same meetings
   // and reaches the same outcome, so each knows it of all.
   bool equal_at[2] = {false, false};
+  // What post() posted, for collect(): kept here because peers read the
+  // word's line, so reading it back could miss. The header as its bytes.
+  std::byte posted_header[kHeaderBytes] = {};
+  uint32_t posted_value = 0;
 
   Extra& extra_for(int parity) {
     if (!extra[parity]) extra[parity] = std::make_unique<Extra>();
@@ -80,7 +84,7 @@ Exchange::Exchange(int members)
       shared_(new SharedData[members]) {}
 Exchange::~Exchange() = default;
 
-Exchange::Outcome Exchange::meet(int rank, Waiter& waiter, const Post& post) {
+void Exchange::post(int rank, const Post& post) {
   Member& me = members_[rank];
   ++me.meetings;
   const int parity = me.parity();
@@ -120,7 +124,16 @@ Exchange::Outcome Exchange::meet(int rank, Waiter& waiter, const Post& post) {
                         reinterpret_cast<uintptr_t>(own) % alignof(std::max_align_t) == 0;
     shared_[rank].data[rank] = usable ? own : me.shared_data(parity, header);
   }
+  std::memcpy(me.posted_header, &header, sizeof(header));
+  me.posted_value = posted;
+}
 
+Exchange::Outcome Exchange::collect(int rank, Waiter& waiter, const CollectiveCall* call) {
+  Member& me = members_[rank];
+  const int parity = me.parity();
+  Header header;
+  std::memcpy(&header, me.posted_header, sizeof(header));
+  const uint32_t posted = me.posted_value;
   bool all_stored = header.kind == Header::kStoredCall;
   bool all_shared = header.shared;
   bool all_same = true;
@@ -131,16 +144,16 @@ Exchange::Outcome Exchange::meet(int rank, Waiter& waiter, const Post& post) {
     const Header h = header_of(theirs);
     all_shared = all_shared && h.shared;
     if (all_shared) shared_[rank].data[r] = members_[r].shared_data(parity, h);
-    if (post.call == nullptr) continue;
+    if (call == nullptr) continue;
     all_stored = all_stored && h.kind == Header::kStoredCall;
     // Two members that both repeat still call alike: each call equals its
     // member's last of this parity, and those were all equal. A loop's
     // repeats so compare nothing (each member checked its own call above).
     if (all_stored && all_same && !(header.repeats && h.repeats)) {
-      all_same = members_[r].extra[parity]->call.view().same_as(*post.call);
+      all_same = members_[r].extra[parity]->call.view().same_as(*call);
     }
   }
-  if (post.call == nullptr) return Outcome::kMet;
+  if (call == nullptr) return Outcome::kMet;
   me.equal_at[parity] = all_stored && all_same;
   if (!all_stored) return Outcome::kUnchecked;
   if (!all_same) return Outcome::kMismatch;

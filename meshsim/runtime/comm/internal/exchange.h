@@ -65,7 +65,18 @@ class Exchange {
   int size() const { return members_count_; }
   // Posts for member `rank`, waits for every peer's post of the same meeting
   // (throws CancelledError if the launch aborts meanwhile), and compares.
-  Outcome meet(int rank, Waiter& waiter, const Post& post);
+  Outcome meet(int rank, Waiter& waiter, const Post& post) {
+    this->post(rank, post);
+    return collect(rank, waiter, post.call);
+  }
+  // meet() in two halves, so that the member's work that needs no peer (making
+  // its result) overlaps the posts' transfers instead of delaying its next
+  // post: post() puts the post out; collect(), given the post's call, waits
+  // for the peers' and compares. A member must collect every meeting it
+  // posted before it posts again, also when its work in between fails: the
+  // posts' double-buffering relies on it.
+  void post(int rank, const Post& post);
+  Outcome collect(int rank, Waiter& waiter, const CollectiveCall* call);
 
   // After kShared, for `reader`: shared_row(reader)[r] is member r's data;
   // valid until the reader's next meeting, and never null. The reader's own

@@ -75,7 +75,10 @@ void Rendezvous::checked_meet(int rank, Waiter& waiter, FunctionRef<void()> lead
 }
 
 Exchange::Outcome Rendezvous::exchange_meet(int rank, Waiter& waiter, const Exchange::Post& post) {
-  const Exchange::Outcome outcome = exchange_->meet(rank, waiter, post);
+  return settle(rank, waiter, exchange_->meet(rank, waiter, post));
+}
+
+Exchange::Outcome Rendezvous::settle(int rank, Waiter& waiter, Exchange::Outcome outcome) {
   if (outcome == Exchange::Outcome::kMismatch) {
     const int other = exchange_->mismatch(rank);
     throw CollectiveMismatchError(
@@ -106,6 +109,16 @@ bool Rendezvous::meet_sharing(int rank, Waiter& waiter, std::span<const std::byt
     return false;
   }
   return exchange_meet(rank, waiter, {slots_[rank].call, true, data}) ==
+         Exchange::Outcome::kShared;
+}
+
+void Rendezvous::post_sharing(int rank, Waiter& waiter, std::span<const std::byte> data) {
+  refuse_if_settled(waiter);
+  exchange_->post(rank, {slots_[rank].call, true, data});
+}
+
+bool Rendezvous::finish_sharing(int rank, Waiter& waiter) {
+  return settle(rank, waiter, exchange_->collect(rank, waiter, slots_[rank].call)) ==
          Exchange::Outcome::kShared;
 }
 

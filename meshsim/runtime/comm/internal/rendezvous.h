@@ -131,6 +131,13 @@ class Rendezvous {
   // member's next meeting (its own entry may be `data` itself:
   // Exchange::shared_row), and no peer reads the slots' buffers in place.
   bool meet_sharing(int rank, Waiter& waiter, std::span<const std::byte> data);
+  // meet_sharing() in two halves, for a leaderless group only
+  // (Exchange::post, Exchange::collect): between them, this member's work that
+  // needs no peer overlaps the posts' transfers. Every post_sharing() must be
+  // followed by its finish_sharing() before the member meets again, also when
+  // that work throws.
+  void post_sharing(int rank, Waiter& waiter, std::span<const std::byte> data);
+  bool finish_sharing(int rank, Waiter& waiter);
   const std::byte* const* shared_row(int reader) const { return exchange_->shared_row(reader); }
   // Virtual time: every member posts its clock before the same meetings (a
   // collective's first meeting, whether or not its cost is then modeled;
@@ -178,6 +185,9 @@ class Rendezvous {
   // The leaderless meeting; throws CollectiveMismatchError, and runs the
   // counting one when some call was too large to post.
   Exchange::Outcome exchange_meet(int rank, Waiter& waiter, const Exchange::Post& post);
+  // What a leaderless meeting's outcome asks of the member: throws the
+  // mismatch, or runs the counting meeting for calls too large to post.
+  Exchange::Outcome settle(int rank, Waiter& waiter, Exchange::Outcome outcome);
   std::string mismatch_message(const CollectiveCall& first, int rank,
                                const CollectiveCall& other) const;
 
