@@ -1,8 +1,6 @@
 #include "meshsim/mesh/mesh.h"
 
-#include <algorithm>
 #include <numeric>
-#include <ranges>
 #include <span>
 
 #include "meshsim/mesh/error.h"
@@ -85,8 +83,14 @@ std::vector<int> Mesh::coords_of_device(int device_id) const {
 
 std::string Mesh::to_string() const {
   std::string out = "Mesh(" + data_->shape.axes_to_string();
-  if (!std::ranges::equal(data_->device_ids, std::views::iota(0, size()))) {
-    out += "; devices=" + format_ints(std::span<const int>(data_->device_ids));
+  // Devices 0..n-1 in order go unsaid. (A loop, not ranges::equal with
+  // views::iota, which clang 14 cannot compile against libstdc++ 12.)
+  const std::vector<int>& ids = data_->device_ids;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (ids[i] != static_cast<int>(i)) {
+      out += "; devices=" + format_ints(std::span<const int>(ids));
+      break;
+    }
   }
   return out + ")";
 }

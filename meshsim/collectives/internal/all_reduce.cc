@@ -100,7 +100,9 @@ Array all_reduce(DeviceContext& ctx, const char* op_name, ReduceOp op, const Arr
   const size_t in_esize = dtype_size(x.dtype());
   const int m = slicers(n, count, esize);
   if (rank < m) {
-    const auto [begin, end] = slice_of(rank, m, count, esize);
+    // Not a structured binding: clang 14 cannot capture one in a lambda.
+    const std::pair<int64_t, int64_t> slice = slice_of(rank, m, count, esize);
+    const int64_t begin = slice.first, end = slice.second;
     reduce_into(op, x.dtype(), n,
                 [&](int r) {
                   return static_cast<const void*>(

@@ -80,6 +80,19 @@ struct ShardMapPlan::Impl {
     std::vector<std::pair<Signature, std::vector<LayoutPtr>>> outs;
   };
 
+  // A constructor, not aggregate initialization: make_shared's parentheses
+  // need one in clang 14, which has no parenthesized aggregate init.
+  Impl(Runtime& runtime, AbstractMesh shape, std::optional<Mesh> mesh, ShardBody body,
+       std::vector<PartitionSpec> in_specs, std::vector<PartitionSpec> out_specs,
+       ShardMapOptions options)
+      : runtime(runtime),
+        shape(std::move(shape)),
+        mesh(std::move(mesh)),
+        body(std::move(body)),
+        in_specs(std::move(in_specs)),
+        out_specs(std::move(out_specs)),
+        options(std::move(options)) {}
+
   Runtime& runtime;
   AbstractMesh shape;
   std::optional<Mesh> mesh;
