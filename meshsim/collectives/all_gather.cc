@@ -40,8 +40,7 @@ Array all_gather(DeviceContext& ctx, const Array& x, const AxisNames& axes,
     out_shape.insert(out_shape.begin() + axis, n);
   }
   detail::check_result_shape(out_shape, x.dtype(), kOp, axes, x.shape());
-  Array out = Array::empty(std::move(out_shape), x.dtype());
-  std::byte* const out_bytes = out.mutable_bytes();
+  const auto make_out = [&] { return Array::empty(out_shape, x.dtype()); };
   const AlgorithmChoice choice = choose_algorithm(
       ctx, kOp, axes, call_shape(meeting, Collective::kAllGather, x.nbytes(), x.size()),
       options.algorithm);
@@ -61,14 +60,15 @@ Array all_gather(DeviceContext& ctx, const Array& x, const AxisNames& axes,
   // one memcpy, and only more rows pay for a BoxCopy's set-up.
   const auto place_rows = [&](auto&& place) {
     if (rows == 1) {
-      place([&](const std::byte* from, std::byte* to) { std::memcpy(to, from, run_bytes); });
-      return;
+      return place([&](const std::byte* from, std::byte* to) { std::memcpy(to, from, run_bytes); });
     }
     const std::array<int64_t, 2> chunk = {rows, run}, whole = {rows, n * run}, origin = {0, 0};
     const BoxCopy copy(esize, chunk, chunk, origin, whole, origin);
-    place([&copy](const std::byte* from, std::byte* to) { copy.copy_all(from, to); });
+    return place([&copy](const std::byte* from, std::byte* to) { copy.copy_all(from, to); });
   };
   if (!choice.is_direct()) {
+    Array out = make_out();
+    std::byte* const out_bytes = out.mutable_bytes();
     // Algorithms gather whole blocks; with dims before `axis` the blocks are
     // then interleaved row by row into the result.
     Array blocks = rows == 1 ? Array() : Array::empty({n, x.size()}, x.dtype());
@@ -82,24 +82,25 @@ Array all_gather(DeviceContext& ctx, const Array& x, const AxisNames& axes,
     }
     return out;
   }
-  meeting.publish(call, x.bytes(), out_bytes);
+  // The result comes with the meeting (Meeting::run_direct_making).
+  meeting.publish(call, x.bytes(), nullptr);
   // Nothing to move: only check the calls match.
   if (x.size() == 0) {
     meeting.meet();
     meeting.price_all_to_all(0);
-    return out;
+    return make_out();
   }
-  place_rows([&](auto&& copy) {
-    meeting.run_direct(x.nbytes(), static_cast<size_t>(n) * n * x.nbytes(),
-                       [&](int, void* output) {
-                         for (int r = 0; r < n; ++r) {
-                           copy(static_cast<const std::byte*>(meeting.input(r)),
-                                static_cast<std::byte*>(output) + r * run_bytes);
-                         }
-                       });
+  return place_rows([&](auto&& copy) {
+    Array out = meeting.run_direct_making(
+        x.nbytes(), static_cast<size_t>(n) * n * x.nbytes(), make_out, [&](int, void* output) {
+          for (int r = 0; r < n; ++r) {
+            copy(static_cast<const std::byte*>(meeting.input(r)),
+                 static_cast<std::byte*>(output) + r * run_bytes);
+          }
+        });
+    meeting.price_all_to_all(static_cast<int64_t>(x.nbytes()));
+    return out;
   });
-  meeting.price_all_to_all(static_cast<int64_t>(x.nbytes()));
-  return out;
 }
 
 }  // namespace meshsim

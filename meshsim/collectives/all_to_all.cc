@@ -124,8 +124,7 @@ Array all_to_all_impl(DeviceContext& ctx, const CallNames& names, const Array& x
     out_shape.insert(out_shape.begin() + concat, n);
   }
   detail::check_result_shape(out_shape, x.dtype(), op, axes, x.shape());
-  Array out = Array::empty(std::move(out_shape), x.dtype());
-  std::byte* const out_bytes = out.mutable_bytes();
+  const auto make_out = [&] { return Array::empty(out_shape, x.dtype()); };
   const AlgorithmChoice choice = choose_algorithm(
       ctx, op, axes, call_shape(meeting, Collective::kAllToAll, x.nbytes(), x.size()), algorithm);
   CollectiveCall call(op, x.dtype(), x.shape());
@@ -135,29 +134,36 @@ Array all_to_all_impl(DeviceContext& ctx, const CallNames& names, const Array& x
   // Nothing to move, and the layout's dim products could overflow when a zero
   // dim hides huge ones: only check the calls match.
   if (x.size() == 0) {
+    Array out = make_out();
     if (!choice.is_direct()) {
       run_algorithm(meeting, choice, Collective::kAllToAll, call,
-                    AllToAllArgs{nullptr, out_bytes, 0});
+                    AllToAllArgs{nullptr, out.mutable_bytes(), 0});
       return out;
     }
-    meeting.publish(call, x.bytes(), out_bytes);
+    meeting.publish(call, x.bytes(), nullptr);
     meeting.meet();
     meeting.price_all_to_all(0);
     return out;
   }
 
+  // Chunk r of x goes to member r.
+  const size_t chunk_bytes = x.nbytes() / static_cast<size_t>(n);
   // Each member copies chunk `rank` of every member's x to its place in
-  // `dst`, the output of member `rank`.
+  // `dst`, the output of member `rank`; returns this member's result, made
+  // with the meeting (Meeting::run_direct_making: the call is published
+  // with no output), and priced.
   const auto receive = [&](int64_t chunk_step, int64_t block_step, auto&& copy_chunk) {
-    meeting.run_direct(x.nbytes(), static_cast<size_t>(n) * x.nbytes(), [&](int rank, void* dst) {
-      for (int s = 0; s < n; ++s) {
-        copy_chunk(static_cast<const std::byte*>(meeting.input(s)) + rank * chunk_step,
-                   static_cast<std::byte*>(dst) + s * block_step);
-      }
-    });
+    Array out = meeting.run_direct_making(
+        x.nbytes(), static_cast<size_t>(n) * x.nbytes(), make_out, [&](int rank, void* dst) {
+          for (int s = 0; s < n; ++s) {
+            copy_chunk(static_cast<const std::byte*>(meeting.input(s)) + rank * chunk_step,
+                       static_cast<std::byte*>(dst) + s * block_step);
+          }
+        });
+    meeting.price_all_to_all(static_cast<int64_t>(chunk_bytes));
+    return out;
   };
   // A chunk that is one run of bytes in x and in the output: one memcpy.
-  const size_t chunk_bytes = x.nbytes() / static_cast<size_t>(n);
   const auto copy_run = [chunk_bytes](const std::byte* from, std::byte* to) {
     std::memcpy(to, from, chunk_bytes);
   };
@@ -168,10 +174,8 @@ Array all_to_all_impl(DeviceContext& ctx, const CallNames& names, const Array& x
                                                    [](int64_t d) { return d == 1; });
   if (flat && choice.is_direct()) {
     const auto step = static_cast<int64_t>(chunk_bytes);
-    meeting.publish(call, x.bytes(), out_bytes);
-    receive(step, step, copy_run);
-    meeting.price_all_to_all(step);  // chunk r to member r
-    return out;
+    meeting.publish(call, x.bytes(), nullptr);
+    return receive(step, step, copy_run);
   }
 
   // Made in place (a copy of the fresh layout stalled on store forwarding).
@@ -191,6 +195,8 @@ Array all_to_all_impl(DeviceContext& ctx, const CallNames& names, const Array& x
     const BoxCopy pack(esize, layout.chunk, layout.in, origin, layout.chunk, origin);
     const BoxCopy unpack(esize, layout.chunk, layout.chunk, origin, layout.out, origin);
     const auto block_bytes = static_cast<int64_t>(chunk_bytes);  // a block is a chunk
+    Array out = make_out();
+    std::byte* const out_bytes = out.mutable_bytes();
     Array packed = Array::empty({x.size()}, x.dtype());
     Array received = Array::empty({x.size()}, x.dtype());
     for (int j = 0; j < n; ++j) {
@@ -204,18 +210,15 @@ Array all_to_all_impl(DeviceContext& ctx, const CallNames& names, const Array& x
     }
     return out;
   }
-  meeting.publish(call, x.bytes(), out_bytes);
+  meeting.publish(call, x.bytes(), nullptr);
   // A BoxCopy only for a chunk of several runs: its set-up costs a quarter of
   // a small call.
   if (BoxCopy::one_run(layout.chunk, layout.in, layout.out)) {
-    receive(chunk_step, block_step, copy_run);
-  } else {
-    const BoxCopy copy(esize, layout.chunk, layout.in, origin, layout.out, origin);
-    receive(chunk_step, block_step,
-            [&copy](const std::byte* from, std::byte* to) { copy.copy_all(from, to); });
+    return receive(chunk_step, block_step, copy_run);
   }
-  meeting.price_all_to_all(static_cast<int64_t>(chunk_bytes));  // chunk r to member r
-  return out;
+  const BoxCopy copy(esize, layout.chunk, layout.in, origin, layout.out, origin);
+  return receive(chunk_step, block_step,
+                 [&copy](const std::byte* from, std::byte* to) { copy.copy_all(from, to); });
 }
 
 }  // namespace

@@ -82,8 +82,7 @@ Array psum_scatter(DeviceContext& ctx, const Array& x, const AxisNames& axes,
     out_shape.erase(out_shape.begin() + dim);
   }
   const DType out_dtype = reduce_output_dtype(ReduceOp::kSum, x.dtype());
-  Array out = Array::empty(std::move(out_shape), out_dtype);
-  std::byte* const out_bytes = out.mutable_bytes();
+  const auto make_out = [&] { return Array::empty(out_shape, out_dtype); };
   const AlgorithmChoice choice = choose_algorithm(
       ctx, kOp, axes,
       call_shape(meeting, Collective::kReduceScatter, x.nbytes(), x.size(), ReduceOp::kSum),
@@ -92,16 +91,18 @@ Array psum_scatter(DeviceContext& ctx, const Array& x, const AxisNames& axes,
   call.param("scatter_dimension", dim).param("tiled", options.tiled);
   call.algorithm = choice.name;
   if (!choice.is_direct()) {
+    Array out = make_out();
     run_reduce_scatter_algorithm(meeting, choice, call, x, dim, out);
     return out;
   }
-  meeting.publish(call, x.bytes(), out_bytes);
+  // The result comes with the meeting (Meeting::run_direct_making).
+  meeting.publish(call, x.bytes(), nullptr);
   // Nothing to reduce, and the row product below could overflow when a zero
   // dim hides huge ones: only check the calls match.
   if (x.size() == 0) {
     meeting.meet();
     meeting.price_all_to_all(0);
-    return out;
+    return make_out();
   }
 
   int64_t rows = 1;
@@ -122,7 +123,8 @@ Array psum_scatter(DeviceContext& ctx, const Array& x, const AxisNames& axes,
     }
   };
 
-  meeting.run_direct(x.nbytes(), static_cast<size_t>(n) * x.nbytes(), reduce_part);
+  Array out = meeting.run_direct_making(x.nbytes(), static_cast<size_t>(n) * x.nbytes(), make_out,
+                                        reduce_part);
   meeting.price_all_to_all(static_cast<int64_t>(x.nbytes()) / n);  // block r to member r
   return out;
 }

@@ -224,6 +224,26 @@ class Meeting {
     work(rank(), peer(rank()).output);
     arrive();
   }
+  // run_direct() for a member whose result `make()` makes (an Array; the
+  // caller published its call and input with a null output). In a
+  // leaderless group, where only the member itself touches its output,
+  // make() runs while the post travels (meet_sharing_making); otherwise it
+  // runs first, and the result's buffer is published as the member's output
+  // for the leader. Returns the result.
+  template <class Make>
+  Array run_direct_making(size_t input_bytes, size_t leader_bytes, Make&& make,
+                          FunctionRef<void(int rank, void* output)> work) {
+    const bool leaderless = rendezvous().leaderless();
+    Array out = leaderless ? meet_sharing_making(input_bytes, make) : make();
+    if (leaderless) {
+      work(rank(), out.mutable_bytes());
+      if (!inputs_shared()) arrive();
+    } else {
+      rendezvous().slot(rank()).output = out.mutable_bytes();
+      run_direct(input_bytes, leader_bytes, work);
+    }
+    return out;
+  }
 
  private:
   Waiter& waiter() { return DeviceHooks::group_waiter(ctx_); }
