@@ -447,7 +447,7 @@ TEST(CongestionAwareLaunch, AModelThatReturnsNonsenseIsNamed) {
     time->network = std::make_shared<Broken>(arrival);
     EXPECT_ERROR(runtime.launch(Mesh::make({{"x", 2}}), all_reduce(4, "ring"),
                                 {.time = time, .record = &record}),
-                 InvalidArgumentError, "an arrival must be finite and not before the departure");
+                 InvalidArgumentError, "expected a finite time >= the departure");
   }
 }
 

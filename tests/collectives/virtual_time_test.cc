@@ -15,6 +15,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "meshsim/collectives/all_gather.h"
@@ -315,6 +316,48 @@ TEST(VirtualTime, AModelThatFailsFailsTheLaunchCleanly) {
                    InvalidArgumentError, "expected a finite time >= the departure");
     }
   }
+}
+
+// A NetworkModel of the user's own, not a CallbackModel: the launch checks
+// what it prices, so a NaN, an infinity or a time before the departure
+// fails the launch naming the transfer instead of becoming a clock (the
+// makespan read 0 for a NaN and inf for an infinity).
+class FixedArrivalModel final : public NetworkModel {
+ public:
+  explicit FixedArrivalModel(double offset) : offset_(offset) {}
+  double arrival(const Transfer& transfer) override { return transfer.departure + offset_; }
+  void reset() override {}
+
+ private:
+  double offset_;
+};
+
+TEST(VirtualTime, AUserModelsNonFiniteOrEarlyArrivalFailsTheLaunch) {
+  // The first transfers depart at 0, so they arrive at the offset.
+  const std::pair<double, std::string> cases[] = {
+      {std::nan(""), "nan"}, {std::numeric_limits<double>::infinity(), "inf"}, {-1.0, "-1"}};
+  for (const auto& [offset, shown] : cases) {
+    auto time = std::make_shared<VirtualTime>();
+    time->network = std::make_shared<FixedArrivalModel>(offset);
+    Runtime runtime(2);
+    LaunchRecord record;
+    EXPECT_ERROR(runtime.launch(Mesh::make({{"x", 2}}),
+                                [&](DeviceContext& ctx) {
+                                  psum(ctx, Array::full({4}, DType::kFloat32, 1), "x");
+                                },
+                                {.time = time, .record = &record}),
+                 InvalidArgumentError,
+                 "the network model returned " + shown + " for transfer ");
+  }
+  // A sound one on the same path prices the psum: 2 transfers of 16 bytes.
+  auto time = std::make_shared<VirtualTime>();
+  time->network = std::make_shared<FixedArrivalModel>(0.5);
+  Runtime runtime(2);
+  LaunchRecord record;
+  runtime.launch(Mesh::make({{"x", 2}}),
+                 [&](DeviceContext& ctx) { psum(ctx, Array::full({4}, DType::kFloat32, 1), "x"); },
+                 {.time = time, .record = &record});
+  EXPECT_DOUBLE_EQ(record.makespan(), 0.5);
 }
 
 TEST(VirtualTime, AHandleKeptPastItsLaunchIsAnError) {

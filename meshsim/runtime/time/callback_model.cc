@@ -1,9 +1,7 @@
 #include "meshsim/runtime/time/callback_model.h"
 
-#include <cmath>
-
 #include "meshsim/mesh/error.h"
-#include "meshsim/runtime/time/internal/seconds_text.h"
+#include "meshsim/runtime/time/internal/transfer_check.h"
 
 namespace meshsim {
 
@@ -15,13 +13,7 @@ CallbackModel::CallbackModel(std::function<double(const Transfer&)> arrival,
 
 double CallbackModel::arrival(const Transfer& transfer) {
   check(transfer);
-  const double time = arrival_(transfer);
-  if (!std::isfinite(time) || time < transfer.departure) {
-    throw InvalidArgumentError("CallbackModel: the arrival function returned " +
-                               seconds_text(time) + " for " + describe(transfer) +
-                               "; expected a finite time >= the departure");
-  }
-  return time;
+  return checked_arrival(arrival_(transfer), transfer, "CallbackModel: the arrival function");
 }
 
 void CallbackModel::reset() {

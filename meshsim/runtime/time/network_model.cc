@@ -53,6 +53,12 @@ double finite_arrival(double time, const Transfer& transfer, const char* model,
                              ": a bandwidth or latency out of any useful range");
 }
 
+double checked_arrival(double time, const Transfer& transfer, std::string_view who) {
+  if (std::isfinite(time) && time >= transfer.departure) return time;
+  throw InvalidArgumentError(std::string(who) + " returned " + seconds_text(time) + " for " +
+                             describe(transfer) + "; expected a finite time >= the departure");
+}
+
 std::vector<double> NetworkModel::arrivals(std::span<const Transfer> transfers) {
   for (const Transfer& transfer : transfers) check(transfer);
   std::vector<size_t> order(transfers.size());

@@ -10,6 +10,7 @@
 #include "meshsim/mesh/error.h"
 #include "meshsim/runtime/exec/errors.h"
 #include "meshsim/runtime/time/internal/seconds_text.h"
+#include "meshsim/runtime/time/internal/transfer_check.h"
 
 namespace meshsim {
 bool DeferredClocks::IssuedTransfer::operator>(const IssuedTransfer& o) const {
@@ -193,13 +194,8 @@ void DeferredClocks::price(NetworkModel& model) {
     const IssuedTransfer next = pending.top();
     pending.pop();
     const Transfer& transfer = next.transfer;
-    const double arrival = model.arrival(transfer);
-    if (!(arrival >= transfer.departure) || !std::isfinite(arrival)) {
-      throw InvalidArgumentError("network model: " + describe(transfer) + " arrives at " +
-                                 seconds_text(arrival) +
-                                 " s: an arrival must be finite and not before the departure");
-    }
-    resolve(next.transfer.sequence, arrival);
+    resolve(next.transfer.sequence,
+            checked_arrival(model.arrival(transfer), transfer, "the network model"));
     take_issued();
   }
   check_all_evaluated("network model");

@@ -8,6 +8,7 @@
 #include "meshsim/mesh/error.h"
 #include "meshsim/runtime/exec/errors.h"
 #include "meshsim/runtime/time/internal/deferred_clocks.h"
+#include "meshsim/runtime/time/internal/transfer_check.h"
 
 namespace meshsim {
 
@@ -105,8 +106,8 @@ LaunchTime::LaunchTime(const VirtualTime& config, const Mesh& mesh, int devices,
 LaunchTime::~LaunchTime() = default;
 
 double LaunchTime::arrival(int source, int destination, int64_t bytes, double departure) const {
-  return network_->arrival(
-      Transfer{node_of_device_[source], node_of_device_[destination], bytes, departure});
+  const Transfer transfer{node_of_device_[source], node_of_device_[destination], bytes, departure};
+  return checked_arrival(network_->arrival(transfer), transfer, "the network model");
 }
 
 ClockLog& LaunchTime::begin_log(int position) {

@@ -1,6 +1,9 @@
 #pragma once
-// The checks of the models over a topology: their nodes (NetworkModel::check)
-// and their arrivals.
+// The checks of transfers and of the arrivals models price for them: the
+// nodes of a model over a topology (NetworkModel::check), and every arrival
+// a launch or a CallbackModel takes from a model it does not control.
+
+#include <string_view>
 
 #include "meshsim/mesh/topology/topology.h"
 #include "meshsim/runtime/time/network_model.h"
@@ -16,5 +19,10 @@ void check_nodes(const Transfer& transfer, const Topology& topology);
 // a latency so large that the time overflows).
 double finite_arrival(double time, const Transfer& transfer, const char* model,
                       const Topology& topology);
+
+// `time`, what `who` returned as the arrival of `transfer`, if it is finite
+// and not before the departure; else InvalidArgumentError naming both: a
+// model's NaN, infinity or time travel must not become a device's clock.
+double checked_arrival(double time, const Transfer& transfer, std::string_view who);
 
 }  // namespace meshsim
