@@ -18,7 +18,7 @@ namespace meshsim {
 // `axis`), output row o is row o of every input, side by side in rank order.
 // That holds for stacking and tiling alike: a new dim of size 1 at `axis`
 // does not move memory.
-// Schedule (Meeting::run_direct): in a small group each member copies all n
+// Schedule (Meeting::run_direct_making): in a small group each member copies all n
 //   inputs into its own output — from shared copies when S is small (1
 //   meeting), else in place (2). In a larger group, when n·n·S <=
 //   Meeting::kLeaderBytes, the last member to arrive fills every output before

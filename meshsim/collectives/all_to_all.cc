@@ -85,7 +85,7 @@ constexpr CallNames kPswapaxes{"pswapaxes", "axis", nullptr};
 // Words: n = group size, S = bytes of x, rank = place in the group, chunk j =
 // the j-th of the n blocks of x along split_axis. Rank r's output holds chunk
 // r of every member, at block s of concat_axis for sender s.
-// Schedule (Meeting::run_direct): in a small group each member copies its n
+// Schedule (Meeting::run_direct_making): in a small group each member copies its n
 //   chunks into its own output — from shared copies when S is small (1
 //   meeting), else in place (2). In a larger group, when n·S <=
 //   Meeting::kLeaderBytes, the last member to arrive copies every chunk to its

@@ -51,7 +51,7 @@ void run_reduce_scatter_algorithm(Meeting& meeting, const AlgorithmChoice& choic
 // `rows` rows of n parts of `run` elements each (rows = product of the dims
 // before scatter_dimension), rank r's output row o is the rank-order sum of
 // part r of row o over all n inputs.
-// Schedule (Meeting::run_direct): in a small group each member reduces its
+// Schedule (Meeting::run_direct_making): in a small group each member reduces its
 //   own parts — from shared copies when S is small (1 meeting), else in place
 //   (2). In a larger group, when n·S <= Meeting::kLeaderBytes, the last member
 //   to arrive reduces every part into its owner's output before it releases

@@ -33,7 +33,7 @@ std::pair<int64_t, int64_t> slice_of(int rank, int m, int64_t count, size_t elem
 // The direct all_reduce of a small leaderless group: each member reduces for
 // itself, from the shared copies when they fit (1 meeting), else reading the
 // inputs in place (then a departure). No peer reads a member's result, so it
-// is made while the member's post travels (Meeting::meet_sharing).
+// is made while the member's post travels (Meeting::meet_sharing_making).
 Array reduce_leaderless(Meeting& meeting, ReduceOp op, const Array& x, DType out_dtype) {
   Array out = meeting.meet_sharing_making(x.nbytes(),
                                           [&] { return Array::empty(x.shape(), out_dtype); });

@@ -15,13 +15,19 @@
 //   ... read m.input(r) ...
 //   m.arrive();          // departure: nobody reads our buffers any more
 // Buffers published must stay valid until the member's last arrive() (or,
-// when meet_sharing shared them, until it returns).
+// when meet_sharing shared them, until it returns). A collective whose
+// result no peer touches publishes a null output and makes its result with
+// the meeting instead (meet_sharing_making, run_direct_making), so the
+// allocation overlaps the peers' transfer.
 
 #include <algorithm>
+#include <cstddef>
 #include <exception>
+#include <span>
 
 #include "meshsim/collectives/internal/axis_checks.h"
 #include "meshsim/mesh/axis_groups.h"
+#include "meshsim/runtime/array/array.h"
 #include "meshsim/runtime/comm/axis_names.h"
 #include "meshsim/runtime/comm/internal/collective_call.h"
 #include "meshsim/runtime/exec/device_context.h"
@@ -116,39 +122,34 @@ class Meeting {
     shared_inputs_ = shared ? rendezvous().shared_row(rank()) : nullptr;
     return shared;
   }
-  // meet_sharing(), making this member's result meanwhile: `make()` (which
-  // must read nothing of the peers) runs once, in a leaderless group after
-  // the post is out and before the wait for the peers' posts, so it overlaps
-  // their transfer instead of delaying this member's next post. Returns what
-  // make() returned (constructed in place); inputs_shared() then says
-  // whether the inputs were shared. If make() throws, the member still
-  // completes the meeting (its peers' posts rely on it), and that error
-  // wins over what the meeting would throw.
+  // meet_sharing() for a leaderless group (rendezvous().leaderless()),
+  // making this member's result meanwhile: `make()` (which must read nothing
+  // of the peers) runs once after the post is out and before the wait for
+  // the peers' posts, so it overlaps their transfer instead of delaying this
+  // member's next post. Returns what make() returned (constructed in place);
+  // inputs_shared() then says whether the inputs were shared. When they were
+  // not, peers read this member's input in place, and the caller must
+  // arrive() (depart) once it has read theirs. If make() throws, the member
+  // still completes the meeting and, inputs unshared, departs (its peers'
+  // posts and reads rely on both) before the error propagates; it wins over
+  // what the meeting would throw.
   template <class Make>
   auto meet_sharing_making(size_t input_bytes, Make&& make) {
     Rendezvous& group = rendezvous();
-    const bool split = group.leaderless();
-    if (split) {
-      post_clock();
-      group.post_sharing(rank(), waiter(), input_span(input_bytes));
-    }
+    post_clock();
+    group.post_sharing(rank(), waiter(), input_span(input_bytes));
     auto made = [&] {
-      if (!split) return make();
       try {
         return make();
       } catch (...) {
         try {
-          group.finish_sharing(rank(), waiter());
+          if (!group.finish_sharing(rank(), waiter())) arrive();
         } catch (...) {  // the launch aborted, or the calls differ: the first error stands
         }
         throw;
       }
     }();
-    if (split) {
-      shared_inputs_ = group.finish_sharing(rank(), waiter()) ? group.shared_row(rank()) : nullptr;
-    } else {
-      meet_sharing(input_bytes);
-    }
+    shared_inputs_ = group.finish_sharing(rank(), waiter()) ? group.shared_row(rank()) : nullptr;
     return made;
   }
   bool inputs_shared() const { return shared_inputs_ != nullptr; }

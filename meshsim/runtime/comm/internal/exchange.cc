@@ -65,6 +65,7 @@ struct alignas(64) Exchange::Member {
   // word's line, so reading it back could miss. The header as its bytes.
   std::byte posted_header[kHeaderBytes] = {};
   uint32_t posted_value = 0;
+  const CollectiveCall* posted_call = nullptr;
 
   Extra& extra_for(int parity) {
     if (!extra[parity]) extra[parity] = std::make_unique<Extra>();
@@ -126,10 +127,12 @@ void Exchange::post(int rank, const Post& post) {
   }
   std::memcpy(me.posted_header, &header, sizeof(header));
   me.posted_value = posted;
+  me.posted_call = post.call;
 }
 
-Exchange::Outcome Exchange::collect(int rank, Waiter& waiter, const CollectiveCall* call) {
+Exchange::Outcome Exchange::collect(int rank, Waiter& waiter) {
   Member& me = members_[rank];
+  const CollectiveCall* const call = me.posted_call;
   const int parity = me.parity();
   Header header;
   std::memcpy(&header, me.posted_header, sizeof(header));

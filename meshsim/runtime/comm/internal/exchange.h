@@ -67,16 +67,17 @@ class Exchange {
   // (throws CancelledError if the launch aborts meanwhile), and compares.
   Outcome meet(int rank, Waiter& waiter, const Post& post) {
     this->post(rank, post);
-    return collect(rank, waiter, post.call);
+    return collect(rank, waiter);
   }
   // meet() in two halves, so that the member's work that needs no peer (making
   // its result) overlaps the posts' transfers instead of delaying its next
-  // post: post() puts the post out; collect(), given the post's call, waits
-  // for the peers' and compares. A member must collect every meeting it
-  // posted before it posts again, also when its work in between fails: the
-  // posts' double-buffering relies on it.
+  // post: post() puts the post out; collect() waits for the peers' posts of
+  // the same meeting and compares them with the call posted (which must still
+  // be alive). A member must collect every meeting it posted before it posts
+  // again, also when its work in between fails: the posts' double-buffering
+  // relies on it.
   void post(int rank, const Post& post);
-  Outcome collect(int rank, Waiter& waiter, const CollectiveCall* call);
+  Outcome collect(int rank, Waiter& waiter);
 
   // After kShared, for `reader`: shared_row(reader)[r] is member r's data;
   // valid until the reader's next meeting, and never null. The reader's own

@@ -118,7 +118,7 @@ void Rendezvous::post_sharing(int rank, Waiter& waiter, std::span<const std::byt
 }
 
 bool Rendezvous::finish_sharing(int rank, Waiter& waiter) {
-  return settle(rank, waiter, exchange_->collect(rank, waiter, slots_[rank].call)) ==
+  return settle(rank, waiter, exchange_->collect(rank, waiter)) ==
          Exchange::Outcome::kShared;
 }
 
