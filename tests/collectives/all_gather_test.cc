@@ -144,7 +144,7 @@ TEST_P(AllGatherReferenceTest, MatchesSequentialReference) {
   std::vector<Array> inputs;
   for (int p = 0; p < num; ++p) inputs.push_back(random_array(c.shape, dtype, rng));
   std::vector<Array> outputs(num);
-  rt.launch(mesh, [&](DeviceContext& ctx) {
+  rt.launch(mesh, [&, &c = c, mode = mode](DeviceContext& ctx) {
     outputs[ctx.position()] = all_gather(ctx, inputs[ctx.position()], c.axes,
                                          {.axis = mode.axis, .tiled = mode.tiled, .axis_index_groups = c.groups});
   });

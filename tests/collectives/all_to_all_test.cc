@@ -175,10 +175,11 @@ TEST_P(AllToAllReferenceTest, MatchesSequentialReference) {
   const int concat = normalized(c.concat_axis, rank);
   Shape shape = c.shape;
   if (tiled) shape[split] *= 2;  // chunks of two
-  check_against_reference(c, shape, dtype, split, concat, tiled, [&](DeviceContext& ctx, const Array& x) {
-    return all_to_all(ctx, x, c.axes, c.split_axis, c.concat_axis,
-                      {.tiled = tiled, .axis_index_groups = c.groups});
-  });
+  check_against_reference(c, shape, dtype, split, concat, tiled,
+                          [&, &c = c, tiled = tiled](DeviceContext& ctx, const Array& x) {
+                            return all_to_all(ctx, x, c.axes, c.split_axis, c.concat_axis,
+                                              {.tiled = tiled, .axis_index_groups = c.groups});
+                          });
 }
 
 const Case kCases[] = {
@@ -214,9 +215,10 @@ TEST_P(PswapaxesReferenceTest, MatchesSequentialReference) {
   ASSERT_EQ(c.split_axis, c.concat_axis);
   ASSERT_FALSE(tiled);
   const int axis = normalized(c.split_axis, static_cast<int>(c.shape.size()));
-  check_against_reference(c, c.shape, dtype, axis, axis, false, [&](DeviceContext& ctx, const Array& x) {
-    return pswapaxes(ctx, x, c.axes, c.split_axis, c.groups);
-  });
+  check_against_reference(c, c.shape, dtype, axis, axis, false,
+                          [&, &c = c](DeviceContext& ctx, const Array& x) {
+                            return pswapaxes(ctx, x, c.axes, c.split_axis, c.groups);
+                          });
 }
 
 const Case kSwapCases[] = {

@@ -76,7 +76,7 @@ TEST_P(ArgReduceReferenceTest, MatchesSequentialReference) {
     inputs.push_back(a.astype(dtype));
   }
   std::vector<Array> outputs(num);
-  rt.launch(mesh, [&](DeviceContext& ctx) {
+  rt.launch(mesh, [&, &c = c, max = max](DeviceContext& ctx) {
     const Array& x = inputs[ctx.position()];
     outputs[ctx.position()] = max ? pargmax(ctx, x, c.axis) : pargmin(ctx, x, c.axis);
   });

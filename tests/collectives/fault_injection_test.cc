@@ -40,7 +40,7 @@ TEST_P(FaultInjectionTest, ErrorReachesCallerAndRuntimeStaysUsable) {
   const Mesh mesh = Mesh::make({{"x", n / 2}, {"y", 2}});
   const Array small = Array::full({3}, DType::kFloat32, 1.0);
   const Array large = Array::full({100'000}, DType::kFloat32, 1.0);  // the multi-phase path
-  auto body = [&](DeviceContext& ctx) {
+  auto body = [&, where = where, culprit = culprit](DeviceContext& ctx) {
     const bool me = ctx.device_id() == culprit;
     if (me && where == Where::kBefore) throw std::runtime_error("injected before");
     if (me && where == Where::kInside) {

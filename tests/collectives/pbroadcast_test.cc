@@ -82,7 +82,7 @@ TEST_P(PbroadcastReferenceTest, MatchesReference) {
   const int source = which == Source::kFirst ? 0 : which == Source::kLast ? n - 1 : n / 2;
   std::vector<Array> outputs(devices);
   Runtime rt(devices);
-  rt.launch(mesh, [&](DeviceContext& ctx) {
+  rt.launch(mesh, [&, &c = c](DeviceContext& ctx) {
     outputs[ctx.position()] = pbroadcast(ctx, inputs[ctx.position()], c.axes, source);
   });
   for (int p = 0; p < devices; ++p) {

@@ -90,7 +90,7 @@ TEST_P(PmeanReferenceTest, MatchesSequentialReference) {
     inputs.push_back(a.astype(dtype));
   }
   std::vector<Array> outputs(num);
-  rt.launch(mesh, [&](DeviceContext& ctx) {
+  rt.launch(mesh, [&, &c = c](DeviceContext& ctx) {
     outputs[ctx.position()] = pmean(ctx, inputs[ctx.position()], c.axes, c.groups);
   });
   const DeviceGroups groups = device_groups(mesh.abstract_mesh(), c.axes, c.groups, false);

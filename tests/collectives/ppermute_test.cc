@@ -152,7 +152,7 @@ TEST_P(PermuteReferenceTest, PpermuteMatchesReference) {
   const int devices = mesh_->size();
   std::vector<std::vector<Array>> outputs(perms.size(), std::vector<Array>(devices));
   Runtime rt(devices);
-  rt.launch(*mesh_, [&](DeviceContext& ctx) {
+  rt.launch(*mesh_, [&, &c = c](DeviceContext& ctx) {
     for (size_t r = 0; r < perms.size(); ++r) {
       outputs[r][ctx.position()] = ppermute(ctx, inputs_[ctx.position()], c.axes, perms[r]);
     }
@@ -178,7 +178,7 @@ TEST_P(PermuteReferenceTest, PshuffleMatchesReference) {
   const int devices = mesh_->size();
   std::vector<Array> outputs(devices);
   Runtime rt(devices);
-  rt.launch(*mesh_, [&](DeviceContext& ctx) {
+  rt.launch(*mesh_, [&, &c = c](DeviceContext& ctx) {
     outputs[ctx.position()] = pshuffle(ctx, inputs_[ctx.position()], c.axes, perm);
   });
   for (int p = 0; p < devices; ++p) {

@@ -138,7 +138,7 @@ TEST_P(PsumScatterReferenceTest, MatchesSequentialReference) {
   std::vector<Array> inputs;
   for (int p = 0; p < num; ++p) inputs.push_back(summable_array(shape, dtype, rng));
   std::vector<Array> outputs(num);
-  rt.launch(mesh, [&](DeviceContext& ctx) {
+  rt.launch(mesh, [&, &c = c, tiled = tiled](DeviceContext& ctx) {
     outputs[ctx.position()] = psum_scatter(
         ctx, inputs[ctx.position()], c.axes,
         {.scatter_dimension = c.scatter_dimension, .tiled = tiled, .axis_index_groups = c.groups});

@@ -75,7 +75,7 @@ TEST_P(ReductionReferenceTest, MatchesSequentialReference) {
     inputs.push_back(a.astype(dtype));
   }
   std::vector<Array> outputs(n);
-  rt.launch(mesh, [&](DeviceContext& ctx) {
+  rt.launch(mesh, [&, &c = c, op = op](DeviceContext& ctx) {
     const Array& x = inputs[ctx.position()];
     switch (op) {
       case ReduceOp::kSum: outputs[ctx.position()] = psum(ctx, x, c.axes, c.groups); break;

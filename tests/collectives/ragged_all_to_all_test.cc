@@ -120,7 +120,7 @@ TEST_P(RaggedReferenceTest, MatchesSequentialReference) {
   }
   Shape shape = {rows};
   shape.insert(shape.end(), c.row_shape.begin(), c.row_shape.end());
-  const auto index_array = [&](const std::vector<int64_t>& v) {
+  const auto index_array = [&, index_dtype = index_dtype](const std::vector<int64_t>& v) {
     return Array::from_values<int64_t>({entries}, v).astype(index_dtype);
   };
   std::vector<Array> operands64, outputs64;
@@ -144,7 +144,7 @@ TEST_P(RaggedReferenceTest, MatchesSequentialReference) {
 
   std::vector<Array> results(devices);
   Runtime rt(devices);
-  rt.launch(mesh, [&](DeviceContext& ctx) {
+  rt.launch(mesh, [&, &c = c, &algorithm = algorithm](DeviceContext& ctx) {
     const Args& a = args[ctx.position()];
     results[ctx.position()] =
         ragged_all_to_all(ctx, a.operand, a.output, a.input_offsets, a.send_sizes, a.output_offsets,

@@ -119,7 +119,7 @@ TEST_P(RingExchangeTest, MatchesReference) {
   }
   std::vector<Array> outputs(devices);
   Runtime rt(devices);
-  rt.launch(mesh, [&](DeviceContext& ctx) {
+  rt.launch(mesh, [&, &c = c, dtype = dtype](DeviceContext& ctx) {
     Array x = inputs[ctx.position()];
     for (int round = 0; round < kRounds; ++round) {
       const Token token = psend(ctx, x, c.axes, ring);

@@ -70,7 +70,7 @@ TEST_P(ShardedMatmulTest, MatchesEigenProductOfGlobalMatrices) {
   const std::vector<PartitionSpec> out_specs = {P{"x", nullptr}};
   const auto out = shard_map(
       rt, mesh,
-      [&](DeviceContext& ctx, std::span<const Array> blocks) {
+      [&, dtype = dtype](DeviceContext& ctx, std::span<const Array> blocks) {
         return std::vector<Array>{psum(ctx, matmul(dtype, blocks[0], blocks[1]), "y")};
       },
       in_specs, out_specs, inputs);

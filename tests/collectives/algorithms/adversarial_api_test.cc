@@ -326,7 +326,7 @@ TEST(AdversarialRaggedTest, MembersChoosingDifferentAlgorithms) {
   const std::vector<std::pair<std::string, std::string>> pairs = {
       {"direct", "pairwise"}, {"pairwise", "linear"}, {"linear", "direct"}, {"", "pairwise"}};
   for (const auto& [a, b] : pairs) {
-    EXPECT_ERROR(run_ragged(members, [&](int p) { return p == 2 ? b : a; }),
+    EXPECT_ERROR(run_ragged(members, [&a = a, &b = b](int p) { return p == 2 ? b : a; }),
                  CollectiveMismatchError, "");
   }
   // A rule makes "" mean linear; one member names pairwise.
@@ -762,7 +762,8 @@ TEST(AdversarialCommunicatorTest, SendrecvSizeMismatchIsCollectiveShapeError) {
     for (const auto& [sent, expected] : pairs) {
       std::vector<unsigned char> landing(5000, 0xCD);
       EXPECT_ERROR(run_user(2, segment,
-                            [&](Communicator& comm, const AllReduceArgs&) {
+                            [&, sent = sent, expected = expected](Communicator& comm,
+                                                                  const AllReduceArgs&) {
                               const int r = comm.rank();
                               const int peer = 1 - r;
                               // rank 0 sends `sent` and expects 8; rank 1
@@ -790,7 +791,8 @@ TEST(AdversarialCommunicatorTest, SendRecvSizeMismatchIsCollectiveShapeError) {
     for (const auto& [sent, expected] : std::vector<std::pair<size_t, size_t>>{
              {8, 16}, {16, 8}, {24, 32}, {32, 24}, {200, 100}, {0, 8}}) {
       EXPECT_ERROR(run_user(3, segment,
-                            [&](Communicator& comm, const AllReduceArgs&) {
+                            [&, sent = sent, expected = expected](Communicator& comm,
+                                                                  const AllReduceArgs&) {
                               if (comm.rank() == 2) {
                                 const auto data = pattern(2, sent);
                                 comm.send(0, data.data(), data.size());
