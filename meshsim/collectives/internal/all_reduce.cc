@@ -30,23 +30,6 @@ std::pair<int64_t, int64_t> slice_of(int rank, int m, int64_t count, size_t elem
   return {begin, end};
 }
 
-// The direct all_reduce of a small leaderless group: each member reduces for
-// itself, from the shared copies when they fit (1 meeting), else reading the
-// inputs in place (then a departure). No peer reads a member's result, so it
-// is made while the member's post travels (Meeting::meet_sharing_making).
-Array reduce_leaderless(Meeting& meeting, ReduceOp op, const Array& x, DType out_dtype) {
-  Array out = meeting.meet_sharing_making(x.nbytes(),
-                                          [&] { return Array::empty(x.shape(), out_dtype); });
-  const bool shared = meeting.inputs_shared();
-  meeting.price_all_to_all(x.nbytes());
-  meeting.prefetch_peer_inputs(0, x.nbytes());
-  // Every reduction runs in rank order, so all results have the same bits.
-  reduce_into(op, x.dtype(), meeting.size(), [&](int r) { return meeting.input(r); },
-              out.mutable_bytes(), x.size());
-  if (!shared) meeting.arrive();
-  return out;
-}
-
 }  // namespace
 
 Array all_reduce(DeviceContext& ctx, const char* op_name, ReduceOp op, const Array& x,
@@ -70,18 +53,29 @@ Array all_reduce(DeviceContext& ctx, const char* op_name, ReduceOp op, const Arr
     run_algorithm(meeting, choice, Collective::kAllReduce, call, args);
     return out;
   }
+  // Every reduction runs in rank order, so all results have the same bits.
+  const auto reduce_all = [&](void* into) {
+    reduce_into(op, x.dtype(), n, [&](int r) { return meeting.input(r); }, into, count);
+  };
   const bool small = x.nbytes() * n <= Meeting::kLeaderBytes;
   if (small && meeting.rendezvous().leaderless()) {
+    // A small group: each member reduces for itself into its own result,
+    // which no peer reads (so it is made with the meeting), from the shared
+    // copies when they fit (1 meeting), else in place (then a departure).
+    // The work runs once, for this member, after the meeting: it prices
+    // there too, so the result is returned as made (no move of it).
     meeting.publish(call, x.bytes(), nullptr);
-    return reduce_leaderless(meeting, op, x, out_dtype);
+    return meeting.run_direct_making(
+        x.nbytes(), x.nbytes() * n, [&] { return Array::empty(x.shape(), out_dtype); },
+        [&](int, void* output) {
+          meeting.price_all_to_all(x.nbytes());
+          meeting.prefetch_peer_inputs(0, x.nbytes());
+          reduce_all(output);
+        });
   }
   Array out = Array::empty(x.shape(), out_dtype);
   std::byte* const out_bytes = out.mutable_bytes();
   meeting.publish(call, x.bytes(), out_bytes);
-  // Every reduction runs in rank order, so all results have the same bits.
-  const auto reduce_all = [&](std::byte* into) {
-    reduce_into(op, x.dtype(), n, [&](int r) { return meeting.input(r); }, into, count);
-  };
   if (small) {
     // A larger group: the leader reduces once into the group's result
     // buffer; each member copies it out after the meeting, all at once.
