@@ -12,6 +12,7 @@ void barrier(DeviceContext& ctx, const AxisNames& axes, const AxisIndexGroups& a
   const AlgorithmChoice choice =
       choose_algorithm(ctx, kOp, axes, call_shape(meeting, Collective::kBarrier, 0, 0), algorithm);
   CollectiveCall call(kOp, DType::kFloat32, {});
+  call.has_operand = false;  // a mismatch names it "barrier()", not a float32 scalar's
   call.algorithm = choice.name;
   if (!choice.is_direct()) {
     run_algorithm(meeting, choice, Collective::kBarrier, call, BarrierArgs{});

@@ -211,6 +211,25 @@ TEST(PsumTest, MismatchedShapesNameBothDevices) {
                CollectiveMismatchError, "device 0 called psum(float32(1)) but device 3 called psum(float32(2))");
 }
 
+// A barrier has no operand: a member that calls it where its peers call psum
+// is told so without a made-up dtype or shape, in a leaderless group (4) and
+// a counting one (16).
+TEST(PsumTest, ABarrierAgainstAPsumIsNamedWithoutAnOperand) {
+  for (const int n : {4, 16}) {
+    Runtime rt(n);
+    EXPECT_ERROR(rt.launch(Mesh::make({{"x", n}}),
+                           [](DeviceContext& ctx) {
+                             if (ctx.device_id() == 1) {
+                               barrier(ctx, "x");
+                             } else {
+                               psum(ctx, Array::zeros({1}, DType::kFloat32), "x");
+                             }
+                           }),
+                 CollectiveMismatchError,
+                 "device 0 called psum(float32(1)) but device 1 called barrier()");
+  }
+}
+
 // One group of the whole axis, in order, is the grouping of none (JAX):
 // members spelling it either way meet. Two spellings that differ only in
 // another group each make a group set of their own; the members that
