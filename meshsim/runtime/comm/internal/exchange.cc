@@ -32,6 +32,18 @@ Header header_of(const WaitWord& word) {
   return h;
 }
 
+// A hint that this thread will write the cache line at `p` soon: it starts
+// taking the line from the caches that share it. Inline assembly on x86:
+// the builtin emits PREFETCHW only under -mprfchw, and a CPU without it (Intel
+// before Broadwell) runs it as a no-op.
+inline void prefetch_for_write(const void* p) {
+#if defined(__x86_64__) || defined(__i386__)
+  asm volatile("prefetchw %0" ::"m"(*static_cast<const char*>(p)));
+#else
+  __builtin_prefetch(p, 1, 3);
+#endif
+}
+
 // `members`, if an Exchange can have that many (SharedData has a pointer per
 // member); else InvalidArgumentError.
 int checked_members(int members) {
@@ -72,6 +84,15 @@ struct alignas(64) Exchange::Member {
     return *extra[parity];
   }
   int parity() const { return static_cast<int>(meetings & 1); }
+  // Prefetches for writing the lines a post of `parity` like the one `h`
+  // describes writes: its word's, and its shared data's beyond the word.
+  void prepare_post(int parity, const Header& h) const {
+    prefetch_for_write(&posted[parity]);
+    if (h.shared && h.bytes > kInlineBytes && extra[parity]) {
+      const std::byte* data = extra[parity]->data;
+      for (size_t at = 0; at < h.bytes; at += 64) prefetch_for_write(data + at);
+    }
+  }
   // The data shared by this member's post of `parity`, whose header is `h`:
   // in the word's line, or in the extra block.
   const std::byte* shared_data(int parity, const Header& h) const {
@@ -156,6 +177,13 @@ Exchange::Outcome Exchange::collect(int rank, Waiter& waiter) {
       all_same = members_[r].extra[parity]->call.view().same_as(*call);
     }
   }
+  // Every peer has posted this meeting, so none reads this member's post of
+  // the other parity any more: start taking its lines for writing now, so
+  // that the next post's advance() (a locked RMW, which waits for its store
+  // buffer) finds them local instead of waiting for the peers' copies to be
+  // invalidated (2-device psum, paired runs: 8 B 0.48 -> 0.31 us, 1 KiB
+  // 0.68 -> 0.66 us). The next post is assumed the size of this one.
+  me.prepare_post(parity ^ 1, header);
   if (call == nullptr) return Outcome::kMet;
   me.equal_at[parity] = all_stored && all_same;
   if (!all_stored) return Outcome::kUnchecked;
