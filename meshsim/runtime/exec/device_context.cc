@@ -155,8 +155,8 @@ GroupRef DeviceHooks::group(DeviceContext& ctx, const AxisNames& axes,
     cached = &found.first->second;
     device.last_mesh_id = mesh.id();
     device.last_mesh = cached;  // never the entry evicted below
+    cached->last_use = ++device.group_cache_clock;
   }
-  cached->last_use = ++device.group_cache_clock;
   for (const auto& entry : cached->groups) {
     if (axes.equals(entry.ref.set->axes) && *entry.index_groups == index_groups) return entry.ref;
   }

@@ -2,7 +2,8 @@
 // launches on 10,000 different sub-meshes keep the interned set bounded and
 // stay right after eviction; a mesh a running launch uses is never evicted; a
 // loop over 100 meshes reuses both the interned state and the group cache;
-// meshes of one shape share their group layouts.
+// the group cache drops the mesh turned to least recently; meshes of one
+// shape share their group layouts.
 
 #include <gtest/gtest.h>
 
@@ -128,6 +129,42 @@ TEST(MeshInterningTest, ALoopOverAHundredMeshesReusesTheirState) {
     EXPECT_EQ(got, (std::vector<int>{mesh.device_ids()[1], mesh.device_ids()[0]})) << mesh;
   }
   EXPECT_EQ(MeshState::created_count(), created);
+}
+
+// The device's group cache drops the mesh it turned to least recently, not
+// the one it filled first: a mesh used again just before the cache overflows
+// keeps its groups (a device writes its entry's recency only when it turns to
+// the mesh, not on every lookup; this pins that the turn still counts).
+TEST(MeshInterningTest, TheGroupCacheDropsTheMeshTurnedToLeastRecently) {
+  constexpr size_t kFull = Runtime::kMaxInternedMeshes;
+  Runtime rt(2);
+  const Mesh kept = pair_mesh("kept", 0, 1);
+  std::vector<Mesh> others;
+  for (size_t i = 0; i < kFull; ++i) others.push_back(pair_mesh("m" + std::to_string(i), 0, 1));
+  launch_exchange(rt, kept);
+  for (size_t i = 0; i + 1 < kFull; ++i) launch_exchange(rt, others[i]);  // the cache is full
+  launch_exchange(rt, kept);                                             // a turn back
+  launch_exchange(rt, others[kFull - 1]);                                // one too many
+  std::vector<uint64_t> misses(2, 99);
+  std::vector<size_t> cached(2, 0);
+  std::vector<int> got(2, -1);
+  rt.launch(kept, [&](DeviceContext& ctx) {
+    const DeviceState& device = DeviceHooks::device(ctx);
+    const uint64_t before = device.group_cache_misses;
+    exchange(ctx, got);
+    misses[ctx.position()] = device.group_cache_misses - before;
+    cached[ctx.position()] = device.group_cache.size();
+  });
+  EXPECT_EQ(misses, (std::vector<uint64_t>{0, 0}));
+  EXPECT_EQ(cached, (std::vector<size_t>{kFull, kFull}));
+  EXPECT_EQ(got, (std::vector<int>{1, 0}));
+  // others[0], the least recent, was the one dropped: it misses again.
+  rt.launch(others[0], [&](DeviceContext& ctx) {
+    const uint64_t before = DeviceHooks::device(ctx).group_cache_misses;
+    exchange(ctx, got);
+    misses[ctx.position()] = DeviceHooks::device(ctx).group_cache_misses - before;
+  });
+  EXPECT_EQ(misses, (std::vector<uint64_t>{1, 1}));
 }
 
 // Which positions form each group depends on the mesh's shape only: meshes of

@@ -99,7 +99,14 @@ struct alignas(64) DeviceState {
   };
   struct CachedMesh {
     std::vector<CachedGroup> groups;
-    uint64_t last_use = 0;  // group_cache_clock at the last lookup
+    // group_cache_clock when the device last turned to this mesh from
+    // another: the order of those turns is the order of last uses, so the
+    // eviction is still of the least recently used. Lookups that follow on
+    // the same mesh write nothing: the entry is a heap node that may share a
+    // cache line with what a peer reads, and a write per call made that line
+    // cross between cores on every collective (2-device 8-byte psum in the
+    // CLI: 0.50 -> 0.29 us).
+    uint64_t last_use = 0;
   };
   std::unordered_map<uint64_t, CachedMesh> group_cache;
   // The entry of the mesh looked up last (a node of group_cache, whose
