@@ -108,6 +108,9 @@ const Case kCases[] = {
     {{{"x", 4}, {"y", 3}}, {"y", "x"}, {}, 700},  // ... and past kLeaderBytes in 8-byte dtypes
     {{{"x", 3}}, {"x"}, {}, 50'001},   // the large, reduce-scatter path
     {{{"x", 2}, {"y", 2}}, {"y", "x"}, {}, 40'000},
+    // Large, in uneven groups (of 1 and 2), past several 16 KiB chunks of a
+    // slice, with a partial one at its end.
+    {{{"a", 2}, {"b", 3}, {"c", 2}}, {"b"}, {{2}, {0, 1}}, 30'001},
 };
 
 INSTANTIATE_TEST_SUITE_P(

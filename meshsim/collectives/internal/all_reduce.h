@@ -11,10 +11,11 @@
 //   and writes the result into every member's output before it releases
 //   them. Cost: 1 barrier; the leader reads n·S and writes n·S bytes.
 // Large: every member reduces its own 1/n slice of the elements over all
-//   inputs into its output (reduce-scatter, reading peers in place), meets,
-//   copies the other slices from the peers' outputs (all-gather), and meets
-//   again before leaving so no peer still reads its output. Cost: 3 barriers;
-//   each member reads S + (n-1)/n·S and writes S bytes.
+//   inputs (read in place), chunk by chunk, and writes each chunk into every
+//   member's output, the peers' too; then it meets again before leaving
+//   (departure), so its output is complete and no peer still reads its input.
+//   Cost: 2 barriers; each member reads S and writes S bytes (a chunk copied
+//   to the peers is read from this member's cache).
 // Both paths give the same bits: every element is reduced once, in rank order.
 
 #include <string_view>
