@@ -258,5 +258,26 @@ TEST(AllReduceAlgorithmDTypeTest, EveryDTypeMatchesDirect) {
   }
 }
 
+// Direct's modeled cost follows its schedule (collectives/internal/all_reduce.h):
+// one meeting while the whole exchange fits the leader (n·S <= 64 KiB), else
+// the meeting and the departure; each member moves its slice of every input
+// in and its slice out to every peer, and reduces (n-1)/n·S.
+TEST(DirectAllReduceCostTest, CountsTheMeetingsAndBytesOfItsSchedule) {
+  Runtime rt(1);
+  const AlgorithmInfo* direct = algorithm_registry(rt).find(Collective::kAllReduce, "direct");
+  ASSERT_NE(direct, nullptr);
+  CallShape shape;
+  shape.collective = Collective::kAllReduce;
+  shape.group_size = 4;
+  shape.bytes = 16 * 1024;  // n·S = 64 KiB: the leader's
+  const CostTerms small = direct->cost(shape);
+  EXPECT_EQ(small.latency, 1);
+  shape.bytes = 1 << 20;
+  const CostTerms large = direct->cost(shape);
+  EXPECT_EQ(large.latency, 2);
+  EXPECT_DOUBLE_EQ(large.bytes, 7.0 / 4 * (1 << 20));
+  EXPECT_DOUBLE_EQ(large.reduced_bytes, 3.0 / 4 * (1 << 20));
+}
+
 }  // namespace
 }  // namespace meshsim::all_reduce_algorithms_test

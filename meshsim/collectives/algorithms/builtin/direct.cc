@@ -35,11 +35,12 @@ Algorithm<Args> direct(std::string description, std::string formula,
 
 Algorithm<AllReduceArgs> all_reduce_direct() {
   return direct<AllReduceArgs>(
-      "shared memory: each member reduces its 1/n slice over all inputs read in place, then "
-      "copies the other slices (the leader does all when small)",
-      "3α + (2n-1)/n·Sβ + (n-1)/n·Sγ  (1α when n·S <= 64 KiB)", [](const CallShape& s) {
+      "shared memory: each member reduces its 1/n slice over all inputs read in place and "
+      "writes it into every member's output (the leader does all when small)",
+      "2α + (2n-1)/n·Sβ + (n-1)/n·Sγ  (1α when n·S <= 64 KiB)", [](const CallShape& s) {
         const double n = s.group_size, S = static_cast<double>(s.bytes);
-        return CostTerms{meetings(n * S, 3), (2 * n - 1) / n * S, (n - 1) / n * S};
+        // β: its slice of every input, read, and its slice to every peer, written.
+        return CostTerms{meetings(n * S, 2), (2 * n - 1) / n * S, (n - 1) / n * S};
       });
 }
 
