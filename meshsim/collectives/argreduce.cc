@@ -65,7 +65,7 @@ Array arg_reduce(DeviceContext& ctx, const char* op_name, ReduceOp op, const Arr
   }
   Meeting meeting(ctx, axis, {}, op_name);
   const int n = meeting.size();
-  Array out = Array::empty(x.shape(), DType::kInt32);
+  Array out = Array::empty_like(x, DType::kInt32);
   std::byte* const out_bytes = out.mutable_bytes();
   const CollectiveCall call(op_name, x.dtype(), x.shape());
   meeting.publish(call, x.bytes(), out_bytes);

@@ -30,7 +30,7 @@ Array pbroadcast(DeviceContext& ctx, const Array& x, const AxisNames& axes, int 
                                std::to_string(meeting.size()) + ") for axis size " +
                                std::to_string(meeting.size()));
   }
-  Array out = Array::empty(x.shape(), x.dtype());
+  Array out = Array::empty_like(x, x.dtype());
   const size_t nbytes = x.nbytes();
   const AlgorithmChoice choice = choose_algorithm(
       ctx, "pbroadcast", axes,

@@ -94,7 +94,7 @@ class ListParam {
 // took before, and the receiver's result must not change.
 // Cost: 1 meeting (small) or 2; S bytes copied per receiving member.
 Array permute(Meeting& meeting, const CollectiveCall& call, const Array& x, int source) {
-  Array out = source < 0 ? Array::zeros(x.shape(), x.dtype()) : Array::empty(x.shape(), x.dtype());
+  Array out = source < 0 ? Array::zeros(x.shape(), x.dtype()) : Array::empty_like(x, x.dtype());
   const size_t nbytes = x.nbytes();
   meeting.publish(call, x.bytes(), out.mutable_bytes(), &source);
   meeting.run_direct(nbytes, static_cast<size_t>(meeting.size()) * nbytes, [&](int r, void* output) {

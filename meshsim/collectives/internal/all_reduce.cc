@@ -52,7 +52,7 @@ Array all_reduce(DeviceContext& ctx, const char* op_name, ReduceOp op, const Arr
   call.algorithm = choice.name;
   if (!choice.is_direct()) {
     // Algorithms reduce within one dtype: a sum of bool counts in int32.
-    Array out = Array::empty(x.shape(), out_dtype);
+    Array out = Array::empty_like(x, out_dtype);
     const Array in = x.dtype() == out_dtype ? x : x.astype(out_dtype);
     const AllReduceArgs args{in.bytes(), out.mutable_bytes(), count, out_dtype, op};
     run_algorithm(meeting, choice, Collective::kAllReduce, call, args);
@@ -71,14 +71,14 @@ Array all_reduce(DeviceContext& ctx, const char* op_name, ReduceOp op, const Arr
     // there too, so the result is returned as made (no move of it).
     meeting.publish(call, x.bytes(), nullptr);
     return meeting.run_direct_making(
-        x.nbytes(), x.nbytes() * n, [&] { return Array::empty(x.shape(), out_dtype); },
+        x.nbytes(), x.nbytes() * n, [&] { return Array::empty_like(x, out_dtype); },
         [&](int, void* output) {
           meeting.price_all_to_all(x.nbytes());
           meeting.prefetch_peer_inputs(0, x.nbytes());
           reduce_all(output);
         });
   }
-  Array out = Array::empty(x.shape(), out_dtype);
+  Array out = Array::empty_like(x, out_dtype);
   std::byte* const out_bytes = out.mutable_bytes();
   meeting.publish(call, x.bytes(), out_bytes);
   if (small) {

@@ -97,6 +97,12 @@ class Array {
   // shape of more than kMaxBytes are ShapeErrors naming the shape.
   // Uninitialized elements.
   static Array empty(Shape shape, DType dtype);
+  // Uninitialized elements of `dtype` in `like`'s shape: empty(like.shape(),
+  // dtype) without a copy of the shape to pass and count again (a
+  // collective's result, every call).
+  static Array empty_like(const Array& like, DType dtype) {
+    return Array(like.shape_, like.size_, dtype);
+  }
   static Array zeros(Shape shape, DType dtype);
   // `value` converted as by astype from float64 (bool: value != 0).
   static Array full(Shape shape, DType dtype, double value);
@@ -236,6 +242,9 @@ class Array {
 
   // Allocates uninitialized storage.
   Array(Shape shape, DType dtype);
+  // The same, for a shape already checked and counted (`size` elements).
+  Array(const Shape& shape, int64_t size, DType dtype)
+      : dtype_(dtype), shape_(shape), size_(size), storage_(allocate(shape_, dtype_, size_)) {}
   // Storage for `size` elements of `dtype` (none for 0), with the size checks
   // and errors described at kMaxBytes.
   static Storage allocate(const Shape& shape, DType dtype, int64_t size);

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <limits>
@@ -177,6 +178,25 @@ TEST(ArrayTest, ZeroElementArraysWork) {
   EXPECT_TRUE(array_equal(a, Array::empty({0, 3}, DType::kInt32)));
   EXPECT_TRUE(array_equal(a.clone(), a));
   EXPECT_EQ(a.to_string(), "[] dtype=int32 shape=(0, 3)");
+}
+
+TEST(ArrayTest, EmptyLikeHasTheShapeInTheGivenDTypeAndStorageOfItsOwn) {
+  const Array like = Array::iota({2, 3, 5}, DType::kBool);
+  Array out = Array::empty_like(like, DType::kFloat64);
+  EXPECT_EQ(out.shape(), (Shape{2, 3, 5}));
+  EXPECT_EQ(out.size(), 30);
+  EXPECT_EQ(out.dtype(), DType::kFloat64);
+  EXPECT_EQ(out.nbytes(), 30 * sizeof(double));
+  EXPECT_FALSE(out.shares_storage_with(like));
+  std::ranges::fill(out.mutable_span<double>(), 9.0);
+  EXPECT_TRUE(array_equal(like, Array::iota({2, 3, 5}, DType::kBool)));
+  // Rank 7, past the shape's inline capacity; and no elements, no storage.
+  const Array deep = Array::zeros({1, 2, 1, 2, 1, 2, 3}, DType::kInt8);
+  EXPECT_EQ(Array::empty_like(deep, DType::kInt32).shape(), deep.shape());
+  EXPECT_EQ(Array::empty_like(deep, DType::kInt32).nbytes(), 24 * sizeof(int32_t));
+  const Array none = Array::zeros({4, 0, int64_t{1} << 40}, DType::kUInt8);
+  EXPECT_EQ(Array::empty_like(none, DType::kFloat64).bytes(), nullptr);
+  EXPECT_EQ(Array::empty_like(none, DType::kFloat64).shape(), none.shape());
 }
 
 TEST(ArrayTest, DimCountsNegativeFromTheEnd) {
