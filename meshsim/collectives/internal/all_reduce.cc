@@ -110,7 +110,7 @@ Array all_reduce(DeviceContext& ctx, const char* op_name, ReduceOp op, const Arr
       const int64_t len = std::min(chunk, end - at);
       std::byte* const reduced = out_bytes + at * esize;
       reduce_into(op, x.dtype(), n,
-                  [&, at = at](int r) {
+                  [&](int r) {
                     return static_cast<const void*>(
                         static_cast<const std::byte*>(meeting.input(r)) + at * in_esize);
                   },

@@ -4,7 +4,8 @@
 // place (zero copy), or the last member to arrive does everybody's work when
 // the whole exchange is small (Meeting::run_direct). There is no
 // point-to-point step, so in α-β-γ terms a meeting counts as one α and every
-// byte a member reads from a peer as β.
+// byte a member reads from an input (in place, its own included) or writes
+// into a peer's output as β.
 //
 // Words: n = group size, S = per-member bytes (CallShape::bytes).
 
