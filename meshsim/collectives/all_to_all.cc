@@ -115,16 +115,25 @@ Array all_to_all_impl(DeviceContext& ctx, const CallNames& names, const Array& x
                                std::to_string(n));
   }
 
-  Shape out_shape = x.shape();
-  if (tiled) {
-    out_shape[split] /= n;
-    out_shape[concat] = detail::gathered_dim(out_shape[concat], n, op, axes, x.shape());
-  } else {
-    out_shape.erase(out_shape.begin() + split);
-    out_shape.insert(out_shape.begin() + concat, n);
+  // Tiled along one dim, the result has x's shape (1/n of it from each
+  // member): it takes x's shape as checked and counted, not a copy to check
+  // and count again on every call (Array::empty_like).
+  const bool keeps_shape = tiled && split == concat;
+  Shape out_shape;
+  if (!keeps_shape) {
+    out_shape = x.shape();
+    if (tiled) {
+      out_shape[split] /= n;
+      out_shape[concat] = detail::gathered_dim(out_shape[concat], n, op, axes, x.shape());
+    } else {
+      out_shape.erase(out_shape.begin() + split);
+      out_shape.insert(out_shape.begin() + concat, n);
+    }
+    detail::check_result_shape(out_shape, x.dtype(), op, axes, x.shape());
   }
-  detail::check_result_shape(out_shape, x.dtype(), op, axes, x.shape());
-  const auto make_out = [&] { return Array::empty(out_shape, x.dtype()); };
+  const auto make_out = [&] {
+    return keeps_shape ? Array::empty_like(x, x.dtype()) : Array::empty(out_shape, x.dtype());
+  };
   const AlgorithmChoice choice = choose_algorithm(
       ctx, op, axes, call_shape(meeting, Collective::kAllToAll, x.nbytes(), x.size()), algorithm);
   CollectiveCall call(op, x.dtype(), x.shape());
