@@ -1,6 +1,7 @@
 #include "meshsim/runtime/comm/internal/rendezvous.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string_view>
 
 #include "meshsim/runtime/comm/internal/fabric.h"
@@ -14,6 +15,17 @@ Rendezvous::Rendezvous(std::vector<int> agent_ids, std::string label, int device
       label_(std::move(label)),
       slots_(new Slot[agent_ids_.size()]) {
   if (size() <= Exchange::kMaxMembers) exchange_ = std::make_unique<Exchange>(size());
+  arrivals_ = static_cast<uint32_t>(size());
+  if (size() >= kBlockArrivalsFrom) {
+    block_ranks_ = static_cast<int>(std::ceil(std::sqrt(static_cast<double>(size()))));
+    const int blocks = (size() + block_ranks_ - 1) / block_ranks_;
+    arrival_blocks_ = std::make_unique<ArrivalBlock[]>(static_cast<size_t>(blocks));
+    for (int b = 0; b < blocks; ++b) {
+      arrival_blocks_[b].members =
+          static_cast<uint32_t>(std::min(block_ranks_, size() - b * block_ranks_));
+    }
+    arrivals_ = static_cast<uint32_t>(blocks);
+  }
   if (devices > 0 && std::ranges::any_of(agent_ids_, [&](int id) { return id >= devices; })) {
     for (int id : agent_ids_) device_ids_.push_back(id % devices);
   }
@@ -42,11 +54,24 @@ void Rendezvous::refuse_if_settled(Waiter& waiter) const {
   }
 }
 
+bool Rendezvous::last_to_arrive(int rank) {
+  // Each counter is reset by the last to reach it: nobody counts in it again
+  // before the release, which happens after that reset (acq_rel chains it to
+  // the last arrival).
+  if (block_ranks_ > 0) {
+    ArrivalBlock& block = arrival_blocks_[rank / block_ranks_];
+    if (block.arrived.fetch_add(1, std::memory_order_acq_rel) + 1 != block.members) return false;
+    block.arrived.store(0, std::memory_order_relaxed);
+  }
+  if (arrived_.fetch_add(1, std::memory_order_acq_rel) + 1 != arrivals_) return false;
+  arrived_.store(0, std::memory_order_relaxed);
+  return true;
+}
+
 template <class Leader>
-bool Rendezvous::arrive_impl(Waiter& waiter, Leader&& leader) {
+bool Rendezvous::arrive_impl(int rank, Waiter& waiter, Leader&& leader) {
   const uint32_t generation = released_.load();
-  if (arrived_.fetch_add(1, std::memory_order_acq_rel) + 1 == agent_ids_.size()) {
-    arrived_.store(0, std::memory_order_relaxed);  // nobody arrives before the release below
+  if (last_to_arrive(rank)) {
     leader();
     released_.advance();
     return true;
@@ -67,7 +92,7 @@ void Rendezvous::checked_meet(int rank, Waiter& waiter, FunctionRef<void()> lead
     own.last_call->clear();
     own.repeats = false;
   }
-  arrive_impl(waiter, [&] {
+  arrive_impl(rank, waiter, [&] {
     check_calls();
     if (!failed_) leader_step();
   });
@@ -93,7 +118,7 @@ void Rendezvous::meet(int rank, Waiter& waiter, FunctionRef<void()> leader_step)
   if (!exchange_) return checked_meet(rank, waiter, leader_step);
   // The calls are compared; the leader step still needs everybody held.
   exchange_meet(rank, waiter, {slots_[rank].call, false, {}});
-  arrive_impl(waiter, leader_step);
+  arrive_impl(rank, waiter, leader_step);
 }
 
 void Rendezvous::meet(int rank, Waiter& waiter) {
@@ -127,7 +152,7 @@ void Rendezvous::arrive(int rank, Waiter& waiter) {
   if (exchange_) {
     exchange_->meet(rank, waiter, {});
   } else {
-    arrive_impl(waiter, [] {});
+    arrive_impl(rank, waiter, [] {});
   }
 }
 
@@ -162,6 +187,11 @@ void Rendezvous::check_calls() {
 
 void Rendezvous::reset() {
   arrived_.store(0, std::memory_order_relaxed);
+  if (block_ranks_ > 0) {
+    for (int b = 0; b < static_cast<int>(arrivals_); ++b) {
+      arrival_blocks_[b].arrived.store(0, std::memory_order_relaxed);
+    }
+  }
   released_.clear_poison();
   if (exchange_) exchange_->reset();
   for (int rank = 0; rank < size(); ++rank) {
