@@ -120,6 +120,52 @@ TEST(Trace, EachTracedLaunchRecordsItsOwnEvents) {
   EXPECT_EQ(record.events_of(1, TraceKind::kCollective, "psum").size(), 2u);
 }
 
+// A device keeps the records of its first DeviceContext::kMaxCollectiveRecords
+// collectives and counts the rest as dropped, traced or not; a traced
+// launch's events still name the algorithm and what chose it past that
+// bound.
+TEST(Trace, RecordsPastTheirBoundAreCountedAndStillTraced) {
+  Runtime runtime(2);
+  const Mesh mesh = Mesh::make({{"x", 2}});
+  constexpr size_t kCalls = DeviceContext::kMaxCollectiveRecords + 5;
+  for (const bool trace : {false, true}) {
+    std::vector<size_t> kept(2), dropped(2);
+    std::vector<std::string> first(2), last(2);
+    LaunchRecord record;
+    runtime.launch(
+        mesh,
+        [&](DeviceContext& ctx) {
+          const Array x = Array::full({4}, DType::kFloat32, 1);
+          for (size_t i = 0; i + 1 < kCalls; ++i) psum(ctx, x, "x");
+          psum(ctx, x, "x", {}, "ring");
+          const auto records = ctx.collective_records();
+          const int p = ctx.position();
+          kept[p] = records.size();
+          dropped[p] = ctx.dropped_collective_records();
+          const auto describe = [](const CollectiveRecord& r) {
+            return std::string(r.collective) + ":" + std::string(r.algorithm) + ":" +
+                   std::string(r.chosen_by);
+          };
+          first[p] = describe(records.front());
+          last[p] = describe(records.back());
+        },
+        {.record = &record, .trace = trace});
+    for (int p = 0; p < 2; ++p) {
+      EXPECT_EQ(kept[p], DeviceContext::kMaxCollectiveRecords) << trace;
+      EXPECT_EQ(dropped[p], 5u) << trace;
+      EXPECT_EQ(first[p], "psum:direct:default") << trace;
+      EXPECT_EQ(last[p], "psum:direct:default") << trace;  // the ring call was dropped
+    }
+    const auto psums = record.events_of(1, TraceKind::kCollective, "psum");
+    ASSERT_EQ(psums.size(), trace ? kCalls : 0u);
+    if (trace) {
+      EXPECT_EQ(psums.front()->algorithm, "direct");
+      EXPECT_EQ(psums.back()->algorithm, "ring");
+      EXPECT_EQ(psums.back()->chosen_by, "call");
+    }
+  }
+}
+
 // Every flow leaves one transfer and enters one other, on the devices the
 // two events name; returns the number of flows.
 size_t expect_flows_pair_up(const LaunchRecord& record) {

@@ -70,7 +70,9 @@ class Chooser {
   }
 
   AlgorithmChoice done(const RegistryEntry& e, std::string_view why) {
-    DeviceHooks::record(ctx_, {front_end_, e.info->name, why, shape_.group_size, shape_.bytes});
+    DeviceHooks::record(ctx_, [&] {
+      return CollectiveRecord{front_end_, e.info->name, why, shape_.group_size, shape_.bytes};
+    });
     return {&e, e.info->name.c_str()};
   }
 
@@ -95,7 +97,10 @@ AlgorithmChoice choose_algorithm(DeviceContext& ctx, const char* front_end, cons
   const RegistryTables& t = registry.tables();
   if (requested.empty() && !t.has_rules(shape.collective)) {  // the common case, kept short
     const RegistryEntry& direct = t.of(shape.collective).front();
-    DeviceHooks::record(ctx, {front_end, direct.info->name, "default", shape.group_size, shape.bytes});
+    DeviceHooks::record(ctx, [&] {
+      return CollectiveRecord{front_end, direct.info->name, "default", shape.group_size,
+                              shape.bytes};
+    });
     return {&direct, direct.info->name.c_str()};
   }
   if (!t.environment_error.empty()) throw InvalidArgumentError(t.environment_error);

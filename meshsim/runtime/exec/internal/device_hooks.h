@@ -34,8 +34,22 @@ struct DeviceHooks {
   // (Launch::fail_and_settle); the caller then rethrows. Not for a
   // CancelledError of a wait (that one already settled).
   static void fail_and_settle(DeviceContext& ctx, std::exception_ptr error);
-  // Appends to the device's collective records of this launch (bounded).
-  static void record(DeviceContext& ctx, const CollectiveRecord& record);
+  // Appends `make()`, a CollectiveRecord, to the device's collective records
+  // of this launch (bounded: past DeviceContext::kMaxCollectiveRecords it is
+  // counted as dropped) and to the open trace event. make() runs only when
+  // the record is kept or traced: a loop of collectives fills the records
+  // early, and making each record only to drop it was 3 % of an 8-byte psum.
+  template <class Make>
+  static void record(DeviceContext& ctx, Make&& make) {
+    DeviceState& device = ctx.device_;
+    if (device.records.size() >= DeviceContext::kMaxCollectiveRecords && !device.trace.on()) {
+      ++device.records_dropped;
+      return;
+    }
+    keep_record(ctx, make());
+  }
+  // record() for a made record.
+  static void keep_record(DeviceContext& ctx, const CollectiveRecord& record);
   static DeviceState& device(DeviceContext& ctx) { return ctx.device_; }
   // The runtime's copy of the launch's mesh. Unchecked: after check_usable.
   static const MeshState& mesh_state(DeviceContext& ctx);
