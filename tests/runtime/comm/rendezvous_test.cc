@@ -92,6 +92,7 @@ TEST(RendezvousTest, DifferentShapesAreAMismatchOnEveryMemberOfALeaderlessGroup)
 
 TEST(RendezvousTest, DifferentShapesAreAMismatchOnEveryMemberOfACountingGroup) {
   expect_mismatch_everywhere(Exchange::kMaxMembers + 1, false);
+  expect_mismatch_everywhere(17, false);  // arrivals counted in blocks
 }
 
 TEST(RendezvousTest, ACallTooLargeToPostIsComparedByTheCountingMeeting) {
@@ -102,7 +103,7 @@ TEST(RendezvousTest, ACallTooLargeToPostIsComparedByTheCountingMeeting) {
 // After a mismatch the group is still in step: the next meeting works, with a
 // leader step that runs exactly once.
 TEST(RendezvousTest, AGroupMeetsAgainAfterAMismatch) {
-  for (const int n : {2, Exchange::kMaxMembers + 1}) {
+  for (const int n : {2, Exchange::kMaxMembers + 1, 17}) {
     Rendezvous rendezvous(ids(n), "test group");
     const Shape s4 = {4}, s5 = {5};
     std::atomic<int> mismatches{0}, leader_steps{0};
@@ -129,6 +130,7 @@ TEST(RendezvousTest, AGroupMeetsAgainAfterAMismatch) {
 // every meeting the leader step runs once, and only after every member
 // arrived. The members' writes are plain ints, so under ThreadSanitizer the
 // test also checks that each arrival is ordered before the leader's reads.
+// (A block counter left unreset would hang it rather than fail it.)
 TEST(RendezvousTest, ALargeGroupReleasesOnlyOnceEveryMemberArrived) {
   for (const int n : {15, 16, 17, 50, 64}) {
     Rendezvous rendezvous(ids(n), "test group");
@@ -168,7 +170,7 @@ TEST(RendezvousTest, RepeatedCallsAreStillComparedExactly) {
                                      {&a, &b}, {&a, &a}, {&deep, &deep}, {&a, &b},
                                      {&deep, &deep}, {&deep, &deep}, {&a, &b}, {&b, &b},
                                      {&b, &a}};
-  for (const int n : {3, Exchange::kMaxMembers + 2}) {
+  for (const int n : {3, Exchange::kMaxMembers + 2, 17}) {
     Rendezvous rendezvous(ids(n), "test group");
     std::vector<std::atomic<int>> mismatches(rounds.size());
     run_members(n, [&](int rank, Waiter& waiter) {

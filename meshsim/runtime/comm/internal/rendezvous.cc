@@ -19,7 +19,7 @@ Rendezvous::Rendezvous(std::vector<int> agent_ids, std::string label, int device
   if (size() >= kBlockArrivalsFrom) {
     block_ranks_ = static_cast<int>(std::ceil(std::sqrt(static_cast<double>(size()))));
     const int blocks = (size() + block_ranks_ - 1) / block_ranks_;
-    arrival_blocks_ = std::make_unique<ArrivalBlock[]>(static_cast<size_t>(blocks));
+    arrival_blocks_ = std::vector<ArrivalBlock>(static_cast<size_t>(blocks));
     for (int b = 0; b < blocks; ++b) {
       arrival_blocks_[b].members =
           static_cast<uint32_t>(std::min(block_ranks_, size() - b * block_ranks_));
@@ -187,11 +187,7 @@ void Rendezvous::check_calls() {
 
 void Rendezvous::reset() {
   arrived_.store(0, std::memory_order_relaxed);
-  if (block_ranks_ > 0) {
-    for (int b = 0; b < static_cast<int>(arrivals_); ++b) {
-      arrival_blocks_[b].arrived.store(0, std::memory_order_relaxed);
-    }
-  }
+  for (ArrivalBlock& block : arrival_blocks_) block.arrived.store(0, std::memory_order_relaxed);
   released_.clear_poison();
   if (exchange_) exchange_->reset();
   for (int rank = 0; rank < size(); ++rank) {

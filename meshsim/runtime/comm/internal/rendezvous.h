@@ -30,9 +30,10 @@
 // member compares its call with its own last one, and two members that both
 // repeat the calls of an all-equal meeting call alike.
 // Memory order: a member's slot writes happen before its arrival (the
-// release of its post's WaitWord advance, or the acq_rel RMW on the arrival
-// counter); the leader's writes happen before the release (seq_cst RMW on the
-// WaitWord), which members observe with an acquire load.
+// release of its post's WaitWord advance, or the acq_rel RMWs on the arrival
+// counters: its block's, and the group's by the last of the block); the
+// leader's writes happen before the release (seq_cst RMW on the WaitWord),
+// which members observe with an acquire load.
 //
 // A Rendezvous may be destroyed only when no launch uses its mesh.
 
@@ -213,8 +214,8 @@ class Rendezvous {
   };
   static constexpr int kBlockArrivalsFrom = 16;
   int block_ranks_ = 0;  // ranks per block (about sqrt(size)); 0: one level
-  std::unique_ptr<ArrivalBlock[]> arrival_blocks_;
-  uint32_t arrivals_ = 0;  // what arrived_ counts to: blocks, or members
+  std::vector<ArrivalBlock> arrival_blocks_;  // none: one level
+  uint32_t arrivals_ = 0;  // what arrived_ counts to: the blocks, else the members
   alignas(64) std::atomic<uint32_t> arrived_{0};
   WaitWord released_;
   // Set by the leader before release, read by members after it.
