@@ -115,10 +115,11 @@ Array all_to_all_impl(DeviceContext& ctx, const CallNames& names, const Array& x
                                std::to_string(n));
   }
 
-  // Tiled along one dim, the result has x's shape (1/n of it from each
-  // member): it takes x's shape as checked and counted, not a copy to check
-  // and count again on every call (Array::empty_like).
-  const bool keeps_shape = tiled && split == concat;
+  // Split and concatenated along one dim, the result has x's shape (1/n of
+  // it from each member; untiled, that dim is n already): it takes x's
+  // shape as checked and counted, instead of a copy rewritten, checked and
+  // counted again on every call (Array::empty_like).
+  const bool keeps_shape = split == concat;
   Shape out_shape;
   if (!keeps_shape) {
     out_shape = x.shape();
