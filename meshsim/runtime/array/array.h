@@ -98,7 +98,7 @@ class Array {
   // Uninitialized elements.
   static Array empty(Shape shape, DType dtype);
   // Uninitialized elements of `dtype` in `like`'s shape: empty(like.shape(),
-  // dtype) without a copy of the shape to pass and count again (a
+  // dtype) without the shape's copy to pass and its count again (a
   // collective's result, every call).
   static Array empty_like(const Array& like, DType dtype) {
     return Array(like.shape_, like.size_, dtype);

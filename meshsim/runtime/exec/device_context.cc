@@ -87,7 +87,7 @@ size_t DeviceContext::dropped_collective_records() const {
   return device_.records_dropped;
 }
 
-void DeviceHooks::keep_record(DeviceContext& ctx, const CollectiveRecord& record) {
+void DeviceHooks::add_record(DeviceContext& ctx, const CollectiveRecord& record) {
   DeviceState& device = ctx.device_;
   if (device.records.size() < DeviceContext::kMaxCollectiveRecords) {
     device.records.push_back(record);

@@ -4,6 +4,7 @@
 // operation it is in for deadlock and timeout reports and traces it.
 
 #include <exception>
+#include <type_traits>
 
 #include "meshsim/mesh/axis_groups.h"
 #include "meshsim/runtime/comm/axis_names.h"
@@ -40,16 +41,18 @@ struct DeviceHooks {
   // the record is kept or traced: a loop of collectives fills the records
   // early, and making each record only to drop it was 3 % of an 8-byte psum.
   template <class Make>
+    requires std::is_invocable_r_v<CollectiveRecord, Make&>
   static void record(DeviceContext& ctx, Make&& make) {
     DeviceState& device = ctx.device_;
     if (device.records.size() >= DeviceContext::kMaxCollectiveRecords && !device.trace.on()) {
       ++device.records_dropped;
       return;
     }
-    keep_record(ctx, make());
+    add_record(ctx, make());
   }
-  // record() for a made record.
-  static void keep_record(DeviceContext& ctx, const CollectiveRecord& record);
+  // record()'s part once the record is made: keeps it while there is room
+  // (else counts it dropped) and puts it in the open trace event.
+  static void add_record(DeviceContext& ctx, const CollectiveRecord& record);
   static DeviceState& device(DeviceContext& ctx) { return ctx.device_; }
   // The runtime's copy of the launch's mesh. Unchecked: after check_usable.
   static const MeshState& mesh_state(DeviceContext& ctx);
