@@ -9,6 +9,7 @@
 #include "meshsim/collectives/internal/axis_checks.h"
 #include "meshsim/collectives/internal/meeting.h"
 #include "meshsim/runtime/array/internal/box_copy.h"
+#include "meshsim/runtime/array/internal/counted_array.h"
 
 namespace meshsim {
 
@@ -40,7 +41,8 @@ Array all_gather(DeviceContext& ctx, const Array& x, const AxisNames& axes,
     out_shape.insert(out_shape.begin() + axis, n);
   }
   detail::check_result_shape(out_shape, x.dtype(), kOp, axes, x.shape());
-  const auto make_out = [&] { return Array::empty(out_shape, x.dtype()); };
+  // n times x's elements (which check_result_shape just bounded): not counted again.
+  const auto make_out = [&] { return detail::empty_counted(out_shape, x.size() * n, x.dtype()); };
   const AlgorithmChoice choice = choose_algorithm(
       ctx, kOp, axes, call_shape(meeting, Collective::kAllGather, x.nbytes(), x.size()),
       options.algorithm);

@@ -13,6 +13,7 @@
 #include "meshsim/collectives/internal/meeting.h"
 #include "meshsim/mesh/error.h"
 #include "meshsim/runtime/array/internal/box_copy.h"
+#include "meshsim/runtime/array/internal/counted_array.h"
 
 namespace meshsim {
 namespace {
@@ -133,7 +134,9 @@ Array all_to_all_impl(DeviceContext& ctx, const CallNames& names, const Array& x
     detail::check_result_shape(out_shape, x.dtype(), op, axes, x.shape());
   }
   const auto make_out = [&] {
-    return keeps_shape ? Array::empty_like(x, x.dtype()) : Array::empty(out_shape, x.dtype());
+    // As many elements as x, in either case: not counted again.
+    return keeps_shape ? Array::empty_like(x, x.dtype())
+                       : detail::empty_counted(out_shape, x.size(), x.dtype());
   };
   const AlgorithmChoice choice = choose_algorithm(
       ctx, op, axes, call_shape(meeting, Collective::kAllToAll, x.nbytes(), x.size()), algorithm);

@@ -11,6 +11,7 @@
 #include "meshsim/collectives/internal/reduction.h"
 #include "meshsim/mesh/error.h"
 #include "meshsim/runtime/array/internal/box_copy.h"
+#include "meshsim/runtime/array/internal/counted_array.h"
 
 namespace meshsim {
 namespace {
@@ -82,7 +83,8 @@ Array psum_scatter(DeviceContext& ctx, const Array& x, const AxisNames& axes,
     out_shape.erase(out_shape.begin() + dim);
   }
   const DType out_dtype = reduce_output_dtype(ReduceOp::kSum, x.dtype());
-  const auto make_out = [&] { return Array::empty(out_shape, out_dtype); };
+  // A 1/n of x's elements: not counted again.
+  const auto make_out = [&] { return detail::empty_counted(out_shape, x.size() / n, out_dtype); };
   const AlgorithmChoice choice = choose_algorithm(
       ctx, kOp, axes,
       call_shape(meeting, Collective::kReduceScatter, x.nbytes(), x.size(), ReduceOp::kSum),

@@ -10,6 +10,7 @@
 #include <ostream>
 
 #include "meshsim/mesh/error.h"
+#include "meshsim/runtime/array/internal/counted_array.h"
 #include "meshsim/runtime/array/internal/storage_blocks.h"
 
 namespace meshsim {
@@ -227,6 +228,10 @@ Array::Storage Array::allocate(const Shape& shape, DType dtype, int64_t size) {
 }
 
 Array Array::empty(Shape shape, DType dtype) { return Array(std::move(shape), dtype); }
+
+Array detail::empty_counted(const Shape& shape, int64_t size, DType dtype) {
+  return Array(shape, size, dtype);
+}
 
 Array Array::zeros(Shape shape, DType dtype) {
   Array out(std::move(shape), dtype);

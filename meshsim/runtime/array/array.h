@@ -58,6 +58,12 @@ int64_t num_elements(std::span<const int64_t> shape);
 // "(4, 2)"; a 1-d shape is "(4)" and a scalar "()". Also used for indices.
 std::string shape_to_string(std::span<const int64_t> shape);
 
+class Array;
+namespace detail {
+// Internal: runtime/array/internal/counted_array.h.
+Array empty_counted(const Shape& shape, int64_t size, DType dtype);
+}  // namespace detail
+
 class Array {
  public:
   // float32 of shape (0). Holds no storage and allocates nothing.
@@ -243,6 +249,7 @@ class Array {
   // Allocates uninitialized storage.
   Array(Shape shape, DType dtype);
   // The same, for a shape already checked and counted (`size` elements).
+  friend Array detail::empty_counted(const Shape& shape, int64_t size, DType dtype);
   Array(const Shape& shape, int64_t size, DType dtype)
       : dtype_(dtype), shape_(shape), size_(size), storage_(allocate(shape_, dtype_, size_)) {}
   // Storage for `size` elements of `dtype` (none for 0), with the size checks

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "meshsim/mesh/error.h"
+#include "meshsim/runtime/array/internal/counted_array.h"
 #include "support/expect_error.h"
 
 namespace meshsim::array_test {
@@ -197,6 +198,16 @@ TEST(ArrayTest, EmptyLikeHasTheShapeInTheGivenDTypeAndStorageOfItsOwn) {
   const Array none = Array::zeros({4, 0, int64_t{1} << 40}, DType::kUInt8);
   EXPECT_EQ(Array::empty_like(none, DType::kFloat64).bytes(), nullptr);
   EXPECT_EQ(Array::empty_like(none, DType::kFloat64).shape(), none.shape());
+}
+
+TEST(ArrayTest, EmptyCountedTakesTheGivenCountAndStillChecksTheBytes) {
+  const Array a = detail::empty_counted({3, 4}, 12, DType::kFloat16);
+  EXPECT_EQ(a.shape(), (Shape{3, 4}));
+  EXPECT_EQ(a.size(), 12);
+  EXPECT_EQ(a.nbytes(), 24u);
+  EXPECT_EQ(detail::empty_counted({0, 5}, 0, DType::kFloat32).bytes(), nullptr);
+  const int64_t too_many = Array::kMaxBytes / 8 + 1;
+  EXPECT_THROW((void)detail::empty_counted({too_many}, too_many, DType::kFloat64), ShapeError);
 }
 
 TEST(ArrayTest, DimCountsNegativeFromTheEnd) {
