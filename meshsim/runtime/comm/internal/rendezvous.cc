@@ -15,7 +15,6 @@ Rendezvous::Rendezvous(std::vector<int> agent_ids, std::string label, int device
       label_(std::move(label)),
       slots_(new Slot[agent_ids_.size()]) {
   if (size() <= Exchange::kMaxMembers) exchange_ = std::make_unique<Exchange>(size());
-  arrivals_ = static_cast<uint32_t>(size());
   if (size() >= kBlockArrivalsFrom) {
     block_ranks_ = static_cast<int>(std::ceil(std::sqrt(static_cast<double>(size()))));
     const int blocks = (size() + block_ranks_ - 1) / block_ranks_;
@@ -24,7 +23,6 @@ Rendezvous::Rendezvous(std::vector<int> agent_ids, std::string label, int device
       arrival_blocks_[b].members =
           static_cast<uint32_t>(std::min(block_ranks_, size() - b * block_ranks_));
     }
-    arrivals_ = static_cast<uint32_t>(blocks);
   }
   if (devices > 0 && std::ranges::any_of(agent_ids_, [&](int id) { return id >= devices; })) {
     for (int id : agent_ids_) device_ids_.push_back(id % devices);
@@ -58,12 +56,15 @@ bool Rendezvous::last_to_arrive(int rank) {
   // Each counter is reset by the last to reach it: nobody counts in it again
   // before the release, which happens after that reset (acq_rel chains it to
   // the last arrival).
+  // arrived_ counts the blocks, or with one level the members.
+  size_t arrivals = agent_ids_.size();
   if (block_ranks_ > 0) {
     ArrivalBlock& block = arrival_blocks_[rank / block_ranks_];
     if (block.arrived.fetch_add(1, std::memory_order_acq_rel) + 1 != block.members) return false;
     block.arrived.store(0, std::memory_order_relaxed);
+    arrivals = arrival_blocks_.size();
   }
-  if (arrived_.fetch_add(1, std::memory_order_acq_rel) + 1 != arrivals_) return false;
+  if (arrived_.fetch_add(1, std::memory_order_acq_rel) + 1 != arrivals) return false;
   arrived_.store(0, std::memory_order_relaxed);
   return true;
 }

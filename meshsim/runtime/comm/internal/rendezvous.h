@@ -214,8 +214,7 @@ class Rendezvous {
   };
   static constexpr int kBlockArrivalsFrom = 16;
   int block_ranks_ = 0;  // ranks per block (about sqrt(size)); 0: one level
-  std::vector<ArrivalBlock> arrival_blocks_;  // none: one level
-  uint32_t arrivals_ = 0;  // what arrived_ counts to: the blocks, else the members
+  std::vector<ArrivalBlock> arrival_blocks_;  // none when one level
   alignas(64) std::atomic<uint32_t> arrived_{0};
   WaitWord released_;
   // Set by the leader before release, read by members after it.
